@@ -1,0 +1,195 @@
+"""The ``redline`` command: ``list``, ``train``, ``play``, ``assets``.
+
+Arguments are checked before Isaac Lab is imported, so a typo costs milliseconds, not the simulator's
+start-up. Bad input prints one line, ``redline <command>: error: <field>: <what is valid>``, and exits 2.
+Anything after the options in ``key=value`` form is a Hydra-style config override (``env.scene.num_envs=128``,
+``agent.algorithm.learning_rate=3e-4``), as in Isaac Lab's scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from redline import __version__
+from redline.errors import UserError
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line (no usage block) and raise :class:`UserError`."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(message)
+
+
+def _positive_int(field: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a positive integer, got '{text}'") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be a positive integer, got '{text}'")
+        return value
+
+    return parse
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got '{text}'")
+    return value
+
+
+def _add_run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", required=True, help="registered task id, e.g. Redline-Cartpole (see `redline list`)")
+    p.add_argument(
+        "--num_envs",
+        type=_positive_int("--num_envs"),
+        default=None,
+        help="parallel envs (default: the task's default for the device)",
+    )
+    p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
+    p.add_argument("--seed", type=_seed, default=42, help="seed of the env and the learner (default: 42)")
+    p.add_argument(
+        "--log_root",
+        type=Path,
+        default=Path("logs") / "redline",
+        help="folder holding <experiment>/<run>/ (default: logs/redline)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="redline", description="Train Isaac Lab robot policies with the hardware at its limit.")
+    parser.add_argument("--version", action="version", version=f"redline {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    sub.add_parser("list", help="list the registered Redline-* tasks")
+
+    train = sub.add_parser("train", help="train a task", epilog="Trailing key=value tokens are Hydra overrides.")
+    _add_run_args(train)
+    train.add_argument(
+        "--max_iterations",
+        type=_positive_int("--max_iterations"),
+        default=None,
+        help="learning iterations (default: the agent config's)",
+    )
+    train.add_argument("--learner", default="rsl_rl", help="rsl_rl (rsl_rl 5.5.1's OnPolicyRunner)")
+    train.add_argument("--run_name", default=None, help="suffix of the run folder name")
+
+    play = sub.add_parser(
+        "play", help="play a checkpoint headless and export it", epilog="Trailing key=value tokens are Hydra overrides."
+    )
+    _add_run_args(play)
+    play.add_argument("--checkpoint", default="latest", help="latest | RUN_DIR | PATH to model_<it>.pt")
+    play.add_argument("--steps", type=_positive_int("--steps"), default=500, help="env steps to run (default: 500)")
+
+    assets = sub.add_parser(
+        "assets",
+        help="build the local asset root and print its path "
+        "(export ISAACSIM_ASSET_ROOT=$(redline assets) serves Isaac Lab's stock tasks)",
+    )
+    assets.add_argument("--root", type=Path, default=None, help="where to build it (default: ~/.cache/redline/...)")
+    return parser
+
+
+def _overrides(extra: list[str]) -> tuple[str, ...]:
+    for token in extra:
+        if token.startswith("-") or "=" not in token:
+            raise UserError(f"unrecognized argument '{token}' (options are --name value; overrides are key=value)")
+    return tuple(extra)
+
+
+def _run(args: argparse.Namespace, extra: list[str]) -> int:
+    if args.command == "list":
+        if extra:
+            raise UserError(f"unrecognized arguments: {' '.join(extra)}")
+        return _list()
+    if args.command == "assets":
+        if extra:
+            raise UserError(f"unrecognized arguments: {' '.join(extra)}")
+        from redline.assets import ensure_asset_root
+
+        root = ensure_asset_root(args.root)
+        print(
+            f"[redline] local asset root ready; for Isaac Lab's stock tasks: export ISAACSIM_ASSET_ROOT={root}",
+            file=sys.stderr,
+        )
+        print(root)
+        return 0
+    if args.command == "train":
+        from redline.training.train import TrainOptions, train
+
+        train(
+            TrainOptions(
+                task=args.task,
+                num_envs=args.num_envs,
+                device=args.device,
+                seed=args.seed,
+                max_iterations=args.max_iterations,
+                learner=args.learner,
+                run_name=args.run_name,
+                log_root=args.log_root,
+                overrides=_overrides(extra),
+            )
+        )
+        return 0
+    if args.command == "play":
+        from redline.training.play import PlayOptions, play
+
+        play(
+            PlayOptions(
+                task=args.task,
+                checkpoint=args.checkpoint,
+                steps=args.steps,
+                num_envs=args.num_envs,
+                device=args.device,
+                seed=args.seed,
+                log_root=args.log_root,
+                overrides=_overrides(extra),
+            )
+        )
+        return 0
+    raise AssertionError(args.command)
+
+
+def _list() -> int:
+    import gymnasium as gym
+
+    from redline.tasks import PLAY_SUFFIX, redline_task_ids
+
+    ids = redline_task_ids()
+    width = max(len(t) for t in ids)
+    print(f"{'task':<{width}}  env config")
+    for task in ids:
+        entry = gym.spec(task).kwargs["env_cfg_entry_point"]
+        kind = "play" if task.endswith(PLAY_SUFFIX) else "train"
+        print(f"{task:<{width}}  {entry}  ({kind})")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``redline`` console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if a in {"list", "train", "play", "assets"}), None)
+    prog = f"redline {command}" if command else "redline"
+    try:
+        args, extra = build_parser().parse_known_args(argv)
+        return _run(args, extra)
+    except UserError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

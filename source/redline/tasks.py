@@ -1,0 +1,117 @@
+"""The task registry seen from redline: list, validate and load task configs (fresh copies every call)."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from redline.errors import UserError
+
+TASK_PREFIX = "Redline-"
+PLAY_SUFFIX = "-Play"
+
+
+def _registry() -> dict[str, Any]:
+    import gymnasium as gym
+
+    import redline_tasks  # noqa: F401  (registers the Redline-* tasks; light)
+
+    return gym.registry
+
+
+def redline_task_ids() -> list[str]:
+    """Every registered ``Redline-*`` task id, sorted."""
+    return sorted(task for task in _registry() if task.startswith(TASK_PREFIX))
+
+
+def resolve_task_id(task: str) -> str:
+    """Return ``task`` if it is registered (redline's or Isaac Lab's), else raise with close matches.
+
+    Isaac Lab's own tasks are imported only when ``task`` is not a redline task (that import takes seconds).
+    """
+    if task in _registry():
+        return task
+    import isaaclab_tasks  # noqa: F401  (registers Isaac Lab's stock tasks)
+
+    known = sorted(t for t in _registry() if t.startswith(("Redline-", "Isaac-")))
+    if task in known:
+        return task
+    close = difflib.get_close_matches(task, known, n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}?" if close else f"valid redline tasks: {', '.join(redline_task_ids())}"
+    raise UserError(f"--task: unknown task '{task}' ({hint})")
+
+
+def play_twin(task: str) -> str:
+    """The ``-Play`` twin of ``task`` when one is registered, else ``task`` itself."""
+    if task.endswith(PLAY_SUFFIX):
+        return task
+    return task + PLAY_SUFFIX if task + PLAY_SUFFIX in _registry() else task
+
+
+def train_twin(task: str) -> str:
+    """The training task a ``-Play`` id belongs to (its runs share one experiment folder)."""
+    base = task.removesuffix(PLAY_SUFFIX)
+    return base if base in _registry() else task
+
+
+PRESET_KEYS = ("physics", "presets", "renderer")
+"""Isaac Lab's preset selectors (``physics=newton_mjwarp``), passed through as they are."""
+
+
+def load_cfgs(task: str, agent_entry_point: str, overrides: list[str]) -> tuple[Any, Any]:
+    """Resolve ``(env_cfg, agent_cfg)`` for ``task`` with Hydra-style ``overrides`` (``env.a.b=1 agent.c=2``).
+
+    Every override must name an existing field and keep its type (Isaac Lab would silently add a misspelt
+    field or store ``"abc"`` in an int). Returns new config objects on every call, so callers may change them.
+    """
+    from isaaclab_tasks.utils import resolve_task_config
+
+    if agent_entry_point not in _registry()[task].kwargs:
+        raise UserError(f"--task: '{task}' has no '{agent_entry_point}' agent configuration")
+    env_cfg, agent_cfg = resolve_task_config(task, agent_entry_point, overrides=[])
+    if not overrides:
+        return env_cfg, agent_cfg
+    defaults = {token: _lookup(env_cfg, agent_cfg, token) for token in overrides}
+    new_env_cfg, new_agent_cfg = resolve_task_config(task, agent_entry_point, overrides=list(overrides))
+    for token, default in defaults.items():
+        if token.partition("=")[0] in PRESET_KEYS:
+            continue
+        value = _lookup(new_env_cfg, new_agent_cfg, token)
+        if not _same_kind(default, value):
+            raise UserError(f"override '{token}': expects {type(default).__name__} (the default is {default!r})")
+    return new_env_cfg, new_agent_cfg
+
+
+def _lookup(env_cfg: Any, agent_cfg: Any, token: str) -> Any:
+    """The current value of the field an override ``env.a.b=value`` names; a :class:`UserError` if none."""
+    key = token.partition("=")[0]
+    if key in PRESET_KEYS:
+        return None
+    root, _, path = key.partition(".")
+    if root not in ("env", "agent") or not path:
+        raise UserError(f"override '{token}': keys start with 'env.' or 'agent.' (or are {', '.join(PRESET_KEYS)})")
+    node = env_cfg if root == "env" else agent_cfg
+    walked = root
+    for part in path.split("."):
+        fields = node if isinstance(node, dict) else {k: v for k, v in vars(node).items() if not k.startswith("_")}
+        if part not in fields:
+            valid = ", ".join(sorted(fields))
+            raise UserError(f"override '{token}': '{walked}' has no field '{part}' (valid: {valid})")
+        node = fields[part]
+        walked += f".{part}"
+    return node
+
+
+def _same_kind(default: Any, value: Any) -> bool:
+    """Whether an override kept the field's kind of value (an int may fill a float field)."""
+    if default is None or value is None:
+        return True
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int | float):
+        return isinstance(value, int | float) and not isinstance(value, bool) and (
+            isinstance(default, float) or isinstance(value, int)
+        )
+    if isinstance(default, str):
+        return isinstance(value, str)
+    return True

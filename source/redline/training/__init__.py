@@ -1,0 +1,1 @@
+"""Training, playing and logging glue between Isaac Lab environments and the learners."""

@@ -1,0 +1,87 @@
+"""Checkpoint files: atomic writes, validated loads, and ``latest`` / run-folder resolution."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from redline.errors import UserError
+
+CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
+"""rsl_rl's checkpoint file name, ``model_<iteration>.pt``."""
+REQUIRED_KEYS = ("actor_state_dict", "critic_state_dict", "iter")
+"""Keys every rsl_rl-compatible checkpoint has."""
+
+
+def save_atomic(obj: Any, path: str | os.PathLike[str]) -> None:
+    """``torch.save`` to a temporary file in the same folder, fsync, then rename over ``path``.
+
+    A crash at any point leaves either the old file or the new one, never a truncated one.
+    """
+    import torch
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def load_checkpoint(path: str | os.PathLike[str], map_location: str = "cpu") -> dict[str, Any]:
+    """Load a checkpoint with ``weights_only=True``; a missing, unreadable or foreign file is a :class:`UserError`."""
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"--checkpoint: '{path}' does not exist")
+    try:
+        data = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # torch raises several types for truncated / non-checkpoint files
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"--checkpoint: '{path}' is not a readable checkpoint ({reason[:200]})") from exc
+    missing = [k for k in REQUIRED_KEYS if not isinstance(data, dict) or k not in data]
+    if missing:
+        raise UserError(f"--checkpoint: '{path}' is not an rsl_rl/redline checkpoint (missing {', '.join(missing)})")
+    return data
+
+
+def checkpoints_in(run_dir: Path) -> list[Path]:
+    """``model_<it>.pt`` files in ``run_dir``, by iteration."""
+    found = [(int(m.group(1)), p) for p in run_dir.glob("model_*.pt") if (m := CHECKPOINT_RE.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def resolve_checkpoint(spec: str, experiment_dir: Path) -> Path:
+    """Turn ``--checkpoint`` into a file.
+
+    Args:
+        spec: ``latest`` (newest run of the experiment, its last checkpoint), a run folder (its last
+            checkpoint) or a checkpoint file.
+        experiment_dir: ``logs/redline/<experiment>``, where ``latest`` looks.
+    """
+    if spec == "latest":
+        runs = sorted((d for d in experiment_dir.glob("*") if d.is_dir() and checkpoints_in(d)), key=lambda d: d.name)
+        if not runs:
+            raise UserError(f"--checkpoint: 'latest' found no run with a checkpoint under '{experiment_dir}'")
+        return checkpoints_in(runs[-1])[-1]
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        found = checkpoints_in(path)
+        if not found:
+            raise UserError(f"--checkpoint: folder '{path}' holds no model_<iteration>.pt file")
+        return found[-1]
+    if not path.exists():
+        raise UserError(f"--checkpoint: '{spec}' does not exist (valid: latest, a run folder or a .pt file)")
+    return path

@@ -1,0 +1,118 @@
+"""``redline play``: run a trained policy headless, print episode statistics, export it (TorchScript + ONNX)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from redline import tasks
+from redline.device import resolve_device
+from redline.errors import UserError
+from redline.training.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.training.runs import DEFAULT_LOG_ROOT
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayOptions:
+    """What ``redline play`` was asked to do."""
+
+    task: str
+    """Task id; its ``-Play`` twin is used when one is registered."""
+    checkpoint: str = "latest"
+    """``latest`` (newest run of the task's experiment), a run folder or a ``model_<it>.pt`` file."""
+    steps: int = 500
+    """Env steps to run before stopping."""
+    num_envs: int | None = None
+    """Parallel envs; None: the play config's default."""
+    device: str | None = None
+    """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
+    seed: int = 42
+    """Seed of the env."""
+    log_root: Path = DEFAULT_LOG_ROOT
+    """Folder that holds ``<experiment>/<run>/`` (where ``latest`` looks)."""
+    overrides: tuple[str, ...] = ()
+    """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>``."""
+
+
+@dataclasses.dataclass
+class EpisodeStats:
+    """Returns and lengths of the episodes that finished while playing."""
+
+    returns: list[float] = dataclasses.field(default_factory=list)
+    lengths: list[int] = dataclasses.field(default_factory=list)
+
+    def summary(self) -> str:
+        if not self.returns:
+            return "no episode finished (run more --steps)"
+        n = len(self.returns)
+        return (
+            f"{n} episodes: mean return {sum(self.returns) / n:.3f} (min {min(self.returns):.3f}, "
+            f"max {max(self.returns):.3f}), mean length {sum(self.lengths) / n:.1f}"
+        )
+
+
+def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
+    """Play ``opts.steps`` steps and return ``(export folder, episode stats)``."""
+
+    task = tasks.resolve_task_id(opts.task)
+    device = resolve_device(opts.device)
+    env_task = tasks.play_twin(task)
+    env_cfg, agent_cfg = tasks.load_cfgs(env_task, "rsl_rl_cfg_entry_point", list(opts.overrides))
+    ckpt_path = resolve_checkpoint(opts.checkpoint, opts.log_root / agent_cfg.experiment_name)
+    checkpoint = load_checkpoint(ckpt_path, map_location=device)
+    default_envs = getattr(env_cfg, "cpu_num_envs", None) if device == "cpu" else None
+    env_cfg.scene.num_envs = opts.num_envs or default_envs or env_cfg.scene.num_envs
+    env_cfg.seed = opts.seed
+    agent_cfg.device = device
+
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+    from rsl_rl.runners import OnPolicyRunner
+
+    from redline.training.rsl_rl import runner_cfg_dict
+    from redline.training.sim import isaaclab_env
+
+    print(f"[redline] playing {env_task} with {ckpt_path} ({env_cfg.scene.num_envs} envs on {device})", flush=True)
+    export_dir = ckpt_path.parent / "exported"
+    with isaaclab_env(env_task, env_cfg, device) as env:
+        vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
+        runner = OnPolicyRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=None, device=device)
+        try:
+            runner.alg.load(checkpoint, None, strict=True)
+        except RuntimeError as exc:
+            detail = str(exc).strip().splitlines()[-1].strip()
+            raise UserError(f"--checkpoint: '{ckpt_path}' does not fit task {env_task} ({detail})") from exc
+        runner.export_policy_to_jit(str(export_dir), "policy.pt")
+        runner.export_policy_to_onnx(str(export_dir), "policy.onnx")
+        policy = runner.get_inference_policy(device)
+        stats = rollout(vec_env, policy, opts.steps)
+    print(f"[redline] {stats.summary()}", flush=True)
+    print(f"[redline] exported {export_dir / 'policy.pt'} and {export_dir / 'policy.onnx'}", flush=True)
+    return export_dir, stats
+
+
+def rollout(vec_env: Any, policy: Any, steps: int) -> EpisodeStats:
+    """Step ``vec_env`` with ``policy`` for ``steps`` steps, printing each finished episode."""
+    import torch
+
+    stats = EpisodeStats()
+    n = vec_env.num_envs
+    ret = torch.zeros(n, device=vec_env.device)
+    length = torch.zeros(n, dtype=torch.long, device=vec_env.device)
+    obs = vec_env.get_observations()
+    for _ in range(steps):
+        with torch.inference_mode():
+            obs, rewards, dones, _ = vec_env.step(policy(obs))
+        ret += rewards
+        length += 1
+        for env_id in dones.nonzero().flatten().tolist():
+            stats.returns.append(float(ret[env_id]))
+            stats.lengths.append(int(length[env_id]))
+            print(
+                f"[redline] episode {len(stats.returns):>4} (env {env_id:>3}): return {stats.returns[-1]:8.3f}, "
+                f"length {stats.lengths[-1]}",
+                flush=True,
+            )
+        ret[dones.bool()] = 0
+        length[dones.bool()] = 0
+    return stats

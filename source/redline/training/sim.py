@@ -1,0 +1,26 @@
+"""Creating an Isaac Lab environment kit-less (or with Kit when the config needs it) and closing it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+@contextmanager
+def isaaclab_env(task: str, env_cfg: Any, device: str) -> Iterator[Any]:
+    """Launch the simulation runtime that ``env_cfg`` needs on ``device``, build the env, close it after.
+
+    Newton physics needs no Isaac Sim (kit-less); a PhysX preset starts Kit, as Isaac Lab's scripts do.
+    ``env_cfg.sim.device`` is set here, so Isaac Lab's launcher cannot fall back to its ``cuda:0`` default.
+    """
+    import gymnasium as gym
+    from isaaclab.app import launch_simulation
+
+    env_cfg.sim.device = device
+    with launch_simulation(env_cfg, {"device": device}):
+        env = gym.make(task, cfg=env_cfg)
+        try:
+            yield env
+        finally:
+            env.close()

@@ -1,0 +1,98 @@
+"""``redline train``: build a task's environment and train it with the selected learner."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from redline import tasks
+from redline.device import resolve_device
+from redline.errors import UserError
+from redline.training.runs import DEFAULT_LOG_ROOT, new_run_dir
+
+LEARNERS = ("rsl_rl",)
+"""Selectable learners; ``rsl_rl`` is rsl_rl 5.5.1's OnPolicyRunner, the anchor redline compares against."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainOptions:
+    """What ``redline train`` was asked to do."""
+
+    task: str
+    """Registered task id, e.g. ``Redline-Cartpole``."""
+    num_envs: int | None = None
+    """Parallel envs; None: the task's default for the device (``cpu_num_envs`` on the CPU)."""
+    device: str | None = None
+    """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
+    seed: int = 42
+    """Seed of the env and the learner."""
+    max_iterations: int | None = None
+    """Learning iterations; None: the agent config's ``max_iterations``."""
+    learner: str = "rsl_rl"
+    """One of :data:`LEARNERS`."""
+    run_name: str | None = None
+    """Suffix of the run folder name."""
+    log_root: Path = DEFAULT_LOG_ROOT
+    """Folder that holds ``<experiment>/<run>/``."""
+    overrides: tuple[str, ...] = ()
+    """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>``."""
+
+
+def prepare(opts: TrainOptions) -> tuple[str, str, Any, Any]:
+    """Validate ``opts`` and return ``(task, device, env_cfg, agent_cfg)`` with the options applied."""
+    if opts.learner not in LEARNERS:
+        raise UserError(f"--learner: unknown learner '{opts.learner}' (valid: {', '.join(LEARNERS)})")
+    task = tasks.resolve_task_id(opts.task)
+    device = resolve_device(opts.device)
+    env_cfg, agent_cfg = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", list(opts.overrides))
+    default_envs = getattr(env_cfg, "cpu_num_envs", env_cfg.scene.num_envs) if device == "cpu" else None
+    env_cfg.scene.num_envs = opts.num_envs or default_envs or env_cfg.scene.num_envs
+    env_cfg.sim.device = device
+    env_cfg.seed = opts.seed
+    agent_cfg.device = device
+    agent_cfg.seed = opts.seed
+    if opts.max_iterations is not None:
+        agent_cfg.max_iterations = opts.max_iterations
+    return task, device, env_cfg, agent_cfg
+
+
+def train(opts: TrainOptions) -> Path:
+    """Train and return the run folder (checkpoints, ``params/``, ``metrics.jsonl``, TensorBoard events)."""
+    task, device, env_cfg, agent_cfg = prepare(opts)
+    run_dir = new_run_dir(opts.log_root, agent_cfg.experiment_name, opts.run_name)
+    env_cfg.log_dir = str(run_dir)
+
+    from isaaclab.utils.io import dump_yaml
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+    from redline.training.rsl_rl import RslRlRunner, runner_cfg_dict
+    from redline.training.sim import isaaclab_env
+
+    print(
+        f"[redline] training {task}: {env_cfg.scene.num_envs} envs on {device}, seed {opts.seed}, "
+        f"{agent_cfg.max_iterations} iterations, learner {opts.learner} -> {run_dir}",
+        flush=True,
+    )
+    dump_yaml(str(run_dir / "params" / "env.yaml"), env_cfg)
+    dump_yaml(str(run_dir / "params" / "agent.yaml"), agent_cfg)
+    with isaaclab_env(task, env_cfg, device) as env:
+        vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
+        runner = RslRlRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=str(run_dir), device=device)
+        start = time.perf_counter()
+        runner.learn(agent_cfg.max_iterations, init_at_random_ep_len=agent_cfg.init_at_random_ep_len)
+        elapsed = time.perf_counter() - start
+    last = _last_record(run_dir / "metrics.jsonl")
+    print(
+        f"[redline] done in {elapsed:.1f} s: iteration {last.get('iteration')}, mean reward "
+        f"{last.get('mean_reward')}, mean episode length {last.get('mean_episode_length')}; run: {run_dir}",
+        flush=True,
+    )
+    return run_dir
+
+
+def _last_record(path: Path) -> dict[str, Any]:
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return json.loads(lines[-1]) if lines else {}

@@ -1,0 +1,11 @@
+"""redline's registered Isaac Lab tasks (``Redline-*``, each with a ``-Play`` twin).
+
+Importing this package registers the tasks with gymnasium. It is light (string entry points only), and
+Isaac Lab imports it through the ``isaaclab.tasks`` entry-point group, so ``isaaclab list_envs`` and
+``isaaclab train`` find the tasks too.
+"""
+
+from . import ant, cartpole  # noqa: F401  (registers the tasks)
+
+TASK_PREFIX = "Redline-"
+"""Every redline task id starts with this."""

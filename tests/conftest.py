@@ -1,0 +1,32 @@
+"""Shared fixtures: no network, a private asset root and log folder per test session."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _asset_root(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Build the assets into a fresh folder, so tests prove they are made offline from installed packages."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REDLINE_ASSET_ROOT", str(tmp_path_factory.mktemp("assets")))
+    yield
+    mp.undo()
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Make every outgoing internet connection fail loudly; returns the addresses that were attempted."""
+    attempts: list[object] = []
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: object) -> None:
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            attempts.append(address)
+            raise OSError(f"test forbids network access (tried {address!r})")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    return attempts

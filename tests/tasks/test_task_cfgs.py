@@ -1,0 +1,67 @@
+"""Every registered task: configs load without the simulator running; Play twins only shrink and quiet."""
+
+from __future__ import annotations
+
+import pytest
+
+from redline import tasks
+from redline.assets import asset_root
+
+TRAIN_TASKS = [t for t in tasks.redline_task_ids() if not t.endswith(tasks.PLAY_SUFFIX)]
+
+
+def test_every_task_has_a_play_twin() -> None:
+    assert TRAIN_TASKS, "no Redline-* task registered"
+    for task in TRAIN_TASKS:
+        assert tasks.play_twin(task) == task + "-Play"
+        assert tasks.train_twin(task + "-Play") == task
+
+
+@pytest.mark.parametrize("task", TRAIN_TASKS)
+def test_play_twin_keeps_spaces_and_shrinks(task: str) -> None:
+    env_cfg, agent_cfg = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
+    play_cfg, play_agent = tasks.load_cfgs(task + "-Play", "rsl_rl_cfg_entry_point", [])
+    assert play_cfg.observation_space == env_cfg.observation_space
+    assert play_cfg.action_space == env_cfg.action_space
+    assert play_cfg.scene.num_envs < env_cfg.scene.num_envs
+    assert play_agent.experiment_name == agent_cfg.experiment_name  # play finds the training runs
+
+
+@pytest.mark.parametrize("task", tasks.redline_task_ids())
+def test_assets_point_at_local_files(task: str) -> None:
+    env_cfg, _ = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
+    paths = [getattr(getattr(cfg, "spawn", None), "usd_path", None) for cfg in vars(env_cfg.scene).values()]
+    usd_paths = [p for p in paths if p]
+    assert usd_paths, "the scene spawns no USD file"
+    for path in usd_paths:
+        assert "://" not in path and path.startswith(str(asset_root())), path
+
+
+@pytest.mark.parametrize("task", tasks.redline_task_ids())
+def test_registered_with_both_agent_entry_points(task: str) -> None:
+    import gymnasium as gym
+
+    kwargs = gym.spec(task).kwargs
+    assert {"env_cfg_entry_point", "rsl_rl_cfg_entry_point", "redline_cfg_entry_point"} <= set(kwargs)
+
+
+def test_cfgs_are_fresh_copies() -> None:
+    a, _ = tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", [])
+    a.scene.num_envs = 3
+    b, _ = tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", [])
+    assert b.scene.num_envs != 3
+
+
+def test_overrides_apply_and_bad_ones_are_user_errors() -> None:
+    from redline.errors import UserError
+
+    env_cfg, agent_cfg = tasks.load_cfgs(
+        "Redline-Cartpole", "rsl_rl_cfg_entry_point", ["env.scene.num_envs=12", "agent.max_iterations=7"]
+    )
+    assert env_cfg.scene.num_envs == 12 and agent_cfg.max_iterations == 7
+    with pytest.raises(UserError, match="'env.scene' has no field 'num_env' \\(valid: .*num_envs"):
+        tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["env.scene.num_env=1"])
+    with pytest.raises(UserError, match="expects int"):
+        tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["agent.max_iterations=many"])
+    with pytest.raises(UserError, match="keys start with 'env.' or 'agent.'"):
+        tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["scene.num_envs=1"])

@@ -1,0 +1,42 @@
+"""Offline assets: built from installed packages into a local folder laid out like Isaac Lab's asset root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pxr import Usd
+
+from redline import assets
+
+
+def test_assets_are_built_locally_with_stock_layout(tmp_path: Path) -> None:
+    root = assets.ensure_asset_root(tmp_path / "root")
+    for rel in (assets.CARTPOLE_REL, assets.ANT_REL, assets.GROUND_PLANE_REL):
+        assert (root / rel).is_file(), rel
+    cartpole = Usd.Stage.Open(str(root / assets.CARTPOLE_REL))
+    assert cartpole.GetDefaultPrim().GetPath().pathString == "/cartpole"  # Newton's copy says "cartPole"
+    joints = {p.GetName() for p in Usd.PrimRange(cartpole.GetDefaultPrim()) if p.GetTypeName().endswith("Joint")}
+    assert {"slider_to_cart", "cart_to_pole"} <= joints
+    ant = Usd.Stage.Open(str(root / assets.ANT_REL))
+    ant_prims = {p.GetName() for p in Usd.PrimRange(ant.GetDefaultPrim())}
+    assert {"front_left_foot", "right_back_foot"} <= ant_prims
+    ground = Usd.Stage.Open(str(root / assets.GROUND_PLANE_REL))
+    planes = [p for p in Usd.PrimRange(ground.GetDefaultPrim()) if p.GetTypeName() == "Plane"]
+    assert len(planes) == 1 and "PhysicsCollisionAPI" in planes[0].GetAppliedSchemas()
+
+
+def test_ensure_is_idempotent_and_repairs(tmp_path: Path) -> None:
+    root = assets.ensure_asset_root(tmp_path)
+    path = root / assets.CARTPOLE_REL
+    mtime = path.stat().st_mtime_ns
+    assets.ensure_asset_root(tmp_path)
+    assert path.stat().st_mtime_ns == mtime  # unchanged content is not rewritten
+    path.write_text("#usda 1.0\n")  # damaged
+    assets.ensure_asset_root(tmp_path)
+    assert 'defaultPrim = "cartpole"' in path.read_text()
+    assert not list(root.rglob("*.tmp"))
+
+
+def test_asset_root_follows_env_var(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv(assets.ENV_VAR, str(tmp_path / "elsewhere"))
+    assert assets.asset_path(assets.ANT_REL) == str(tmp_path / "elsewhere" / assets.ANT_REL)

@@ -1,0 +1,64 @@
+"""Bad input: one line naming the field and the valid values, exit status 2, no traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from redline.cli import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["train", "--task", "Redline-Cartpol"], "did you mean Redline-Cartpole"),
+        (["train", "--task", "Nope"], "unknown task 'Nope'"),
+        (["train", "--task", "Redline-Cartpole", "--num_envs", "0"], "--num_envs: must be a positive integer"),
+        (["train", "--task", "Redline-Cartpole", "--num_envs", "12.5"], "--num_envs: must be a positive integer"),
+        (["train", "--task", "Redline-Cartpole", "--seed", "-1"], "--seed: must be a non-negative integer"),
+        (["train", "--task", "Redline-Cartpole", "--device", "tpu"], "valid: cpu, cuda, cuda:N"),
+        (
+            ["train", "--task", "Redline-Cartpole", "--learner", "sb3"],
+            "--learner: unknown learner 'sb3' (valid: rsl_rl",
+        ),
+        (["train", "--task", "Redline-Cartpole", "--frobnicate"], "unrecognized argument '--frobnicate'"),
+        (["play", "--task", "Redline-Cartpole", "--checkpoint", "/no/such/model_3.pt"], "does not exist"),
+        (["play", "--task", "Redline-Cartpole", "--steps", "0"], "--steps: must be a positive integer"),
+        (["list", "extra"], "unrecognized arguments: extra"),
+        (["fly"], "invalid choice: 'fly'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(argv: list[str], expected: str, capsys: pytest.CaptureFixture) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert expected in err[0]
+    assert err[0].startswith("redline")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
+def test_cuda_without_gpu_is_refused(capsys: pytest.CaptureFixture) -> None:
+    assert main(["train", "--task", "Redline-Cartpole", "--device", "cuda"]) == 2
+    assert "no CUDA GPU is available (valid here: cpu)" in capsys.readouterr().err
+
+
+def test_console_script_prints_no_traceback() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "redline.cli", "train", "--task", "Redline-Cartpole", "--num_envs", "-4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == "redline train: error: argument --num_envs: must be a positive integer, got '-4'"
+
+
+def test_list_shows_every_task_and_its_play_twin(capsys: pytest.CaptureFixture) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for task in ("Redline-Cartpole", "Redline-Cartpole-Play", "Redline-Ant", "Redline-Ant-Play"):
+        assert f"\n{task} " in out
