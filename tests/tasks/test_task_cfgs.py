@@ -59,9 +59,9 @@ def test_overrides_apply_and_bad_ones_are_user_errors() -> None:
         "Redline-Cartpole", "rsl_rl_cfg_entry_point", ["env.scene.num_envs=12", "agent.max_iterations=7"]
     )
     assert env_cfg.scene.num_envs == 12 and agent_cfg.max_iterations == 7
-    with pytest.raises(UserError, match="'env.scene' has no field 'num_env' \\(valid: .*num_envs"):
+    with pytest.raises(UserError, match=r"'env.scene' has no field 'num_env' \(valid: .*num_envs"):
         tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["env.scene.num_env=1"])
     with pytest.raises(UserError, match="expects int"):
         tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["agent.max_iterations=many"])
-    with pytest.raises(UserError, match="keys start with 'env.' or 'agent.'"):
+    with pytest.raises(UserError, match=r"keys start with 'env\.' or 'agent\.'"):
         tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["scene.num_envs=1"])

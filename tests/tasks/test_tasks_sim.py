@@ -28,7 +28,7 @@ def test_builds_offline_and_steps_200_random_actions(task: str, no_network: list
             for name, value in obs.items():
                 assert value.shape[0] == 64 and torch.isfinite(value).all(), name
             rewards.append(reward)
-    assert obs["policy"].shape == (64, env_cfg.observation_space)
+        assert obs["policy"].shape == (64, env_cfg.observation_space)
     assert torch.isfinite(torch.stack(rewards)).all()
     assert torch.stack(rewards).std() > 0  # the physics moved and the rewards respond to it
     assert no_network == []  # nothing even tried to reach the asset server
