@@ -27,6 +27,7 @@ from redline.cli import main
         (["train", "--task", "Redline-Cartpole", "--frobnicate"], "unrecognized argument '--frobnicate'"),
         (["play", "--task", "Redline-Cartpole", "--checkpoint", "/no/such/model_3.pt"], "does not exist"),
         (["play", "--task", "Redline-Cartpole", "--steps", "0"], "--steps: must be a positive integer"),
+        (["train", "--task", "Redline-Cartpole", "--seeding", "random"], "unknown strategy 'random' (valid: shared"),
         (["list", "extra"], "unrecognized arguments: extra"),
         (["fly"], "invalid choice: 'fly'"),
     ],

@@ -48,6 +48,14 @@ def _seed(text: str) -> int:
     return value
 
 
+def _strategy(text: str) -> str:
+    from redline.seeding import STRATEGIES
+
+    if text not in STRATEGIES:
+        raise argparse.ArgumentTypeError(f"unknown strategy '{text}' (valid: {', '.join(STRATEGIES)})")
+    return text
+
+
 def _add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True, help="registered task id, e.g. Redline-Cartpole (see `redline list`)")
     p.add_argument(
@@ -58,6 +66,12 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
     p.add_argument("--seed", type=_seed, default=42, help="seed of the env and the learner (default: 42)")
+    p.add_argument(
+        "--seeding",
+        type=_strategy,
+        default=None,
+        help="shared | per_env | eval (default: the task's; per_env to train, eval in -Play twins)",
+    )
     p.add_argument(
         "--log_root",
         type=Path,
@@ -124,6 +138,15 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
         )
         print(root)
         return 0
+    if args.command == "bench":
+        if extra:
+            raise UserError(f"unrecognized arguments: {' '.join(extra)}")
+        from redline.bench import bench_seeding, print_seeding
+        from redline.device import resolve_device
+
+        device = resolve_device(args.device)
+        print_seeding(bench_seeding(args.num_envs, device, args.task), args.num_envs, device)
+        return 0
     if args.command == "train":
         from redline.training.train import TrainOptions, train
 
@@ -133,6 +156,7 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
                 num_envs=args.num_envs,
                 device=args.device,
                 seed=args.seed,
+                seeding=args.seeding,
                 max_iterations=args.max_iterations,
                 learner=args.learner,
                 run_name=args.run_name,
@@ -152,6 +176,7 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
                 num_envs=args.num_envs,
                 device=args.device,
                 seed=args.seed,
+                seeding=args.seeding,
                 log_root=args.log_root,
                 overrides=_overrides(extra),
             )
@@ -178,7 +203,7 @@ def _list() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``redline`` console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = next((a for a in argv if a in {"list", "train", "play", "assets"}), None)
+    command = next((a for a in argv if a in {"list", "train", "play", "assets", "bench"}), None)
     prog = f"redline {command}" if command else "redline"
     try:
         args, extra = build_parser().parse_known_args(argv)

@@ -109,9 +109,21 @@ def _same_kind(default: Any, value: Any) -> bool:
     if isinstance(default, bool):
         return isinstance(value, bool)
     if isinstance(default, int | float):
-        return isinstance(value, int | float) and not isinstance(value, bool) and (
-            isinstance(default, float) or isinstance(value, int)
+        return (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and (isinstance(default, float) or isinstance(value, int))
         )
     if isinstance(default, str):
         return isinstance(value, str)
     return True
+
+
+def apply_seeding(env_cfg: Any, strategy: str | None) -> None:
+    """Set ``env_cfg.seeding.strategy`` (``--seeding``); tasks without per-env seeding accept only ``shared``."""
+    if strategy is None:
+        return
+    if hasattr(env_cfg, "seeding"):
+        env_cfg.seeding.strategy = strategy
+    elif strategy != "shared":
+        raise UserError("--seeding: this task draws from Isaac Lab's global stream only (valid: shared)")

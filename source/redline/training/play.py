@@ -9,6 +9,7 @@ from typing import Any
 from redline import tasks
 from redline.device import resolve_device
 from redline.errors import UserError
+from redline.tasks import apply_seeding
 from redline.training.checkpoints import load_checkpoint, resolve_checkpoint
 from redline.training.runs import DEFAULT_LOG_ROOT
 
@@ -29,6 +30,8 @@ class PlayOptions:
     """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
     seed: int = 42
     """Seed of the env."""
+    seeding: str | None = None
+    """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
     log_root: Path = DEFAULT_LOG_ROOT
     """Folder that holds ``<experiment>/<run>/`` (where ``latest`` looks)."""
     overrides: tuple[str, ...] = ()
@@ -64,6 +67,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
     default_envs = getattr(env_cfg, "cpu_num_envs", None) if device == "cpu" else None
     env_cfg.scene.num_envs = opts.num_envs or default_envs or env_cfg.scene.num_envs
     env_cfg.seed = opts.seed
+    apply_seeding(env_cfg, opts.seeding)
     agent_cfg.device = device
 
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper

@@ -11,6 +11,7 @@ from typing import Any
 from redline import tasks
 from redline.device import resolve_device
 from redline.errors import UserError
+from redline.tasks import apply_seeding
 from redline.training.runs import DEFAULT_LOG_ROOT, new_run_dir
 
 LEARNERS = ("rsl_rl",)
@@ -32,6 +33,8 @@ class TrainOptions:
     max_iterations: int | None = None
     """Learning iterations; None: the agent config's ``max_iterations``."""
     learner: str = "rsl_rl"
+    seeding: str | None = None
+    """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
     """One of :data:`LEARNERS`."""
     run_name: str | None = None
     """Suffix of the run folder name."""
@@ -52,6 +55,7 @@ def prepare(opts: TrainOptions) -> tuple[str, str, Any, Any]:
     env_cfg.scene.num_envs = opts.num_envs or default_envs or env_cfg.scene.num_envs
     env_cfg.sim.device = device
     env_cfg.seed = opts.seed
+    apply_seeding(env_cfg, opts.seeding)
     agent_cfg.device = device
     agent_cfg.seed = opts.seed
     if opts.max_iterations is not None:

@@ -1,11 +1,15 @@
-"""Redline-Ant environment: Isaac Lab's direct Ant, with the local assets built before spawning."""
+"""Redline-Ant environment: Isaac Lab's direct Ant on local assets, with per-env seeded resets."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import torch
 from isaaclab_tasks.core.locomotion.ant.ant_direct_env import AntEnv as IsaacAntEnv
 
 from redline.assets import ensure_asset_root
 
+from ..seeding import begin_episodes, make_streams
 from .ant_env_cfg import AntEnvCfg
 
 
@@ -17,3 +21,25 @@ class AntEnv(IsaacAntEnv):
     def __init__(self, cfg: AntEnvCfg, render_mode: str | None = None, **kwargs):
         ensure_asset_root()
         super().__init__(cfg, render_mode, **kwargs)
+        self.streams = make_streams(self.cfg.seeding, self.cfg.seed, self.num_envs, self.device)
+
+    def _reset_idx(self, env_ids: Sequence[int] | None):
+        super()._reset_idx(env_ids)  # Isaac Lab's reset: root pose, joint state drawn from torch's global stream
+        ids = (
+            torch.arange(self.num_envs, device=self.device)
+            if env_ids is None
+            else torch.as_tensor(env_ids, device=self.device)
+        )
+        if not begin_episodes(self.streams, ids):
+            return
+        n_joints = self.robot.num_joints
+        joint_pos = self.robot.data.default_joint_pos.torch[ids].clone()
+        joint_vel = self.robot.data.default_joint_vel.torch[ids].clone()
+        joint_pos += self.streams.uniform(ids, (n_joints,), *self.cfg.initial_joint_pos_range)  # [rad]
+        joint_vel += self.streams.uniform(ids, (n_joints,), *self.cfg.initial_joint_vel_range)  # [rad/s]
+        limits = self.robot.data.soft_joint_pos_limits.torch[ids]
+        joint_pos = joint_pos.clamp_(limits[..., 0], limits[..., 1])
+        vel_limits = self.robot.data.soft_joint_vel_limits.torch[ids]
+        joint_vel = joint_vel.clamp_(-vel_limits, vel_limits)
+        self.robot.write_joint_state_to_sim_index(position=joint_pos, velocity=joint_vel, env_ids=ids)
+        self._compute_intermediate_values()

@@ -10,6 +10,8 @@ from isaaclab_tasks.core.locomotion.ant.ant_direct_env_cfg import AntEnvCfg as I
 from redline.assets import ANT_REL, asset_path
 from redline.assets.scene import LocalPlaneTerrainImporter
 
+from ..seeding import SeedingCfg
+
 ##
 # Scene
 ##
@@ -35,7 +37,12 @@ class AntEnvCfg(IsaacAntEnvCfg):
     """Isaac Lab's Ant: same observations (60), actions (8 joint efforts) and rewards (progress, heading, up,
     alive, energy and action costs)."""
 
-    scene: AntSceneCfg = AntSceneCfg(num_envs=4096, env_spacing=5.0, replicate_physics=True, clone_in_fabric=True)
+    scene: AntSceneCfg = AntSceneCfg(num_envs=4096, env_spacing=0.0, replicate_physics=True, clone_in_fabric=True)
+
+    # env_spacing 0: world origins do not depend on num_envs, so an env's physics is bitwise the same in any
+    # partition of the envs (Newton worlds never collide with each other).
+    seeding: SeedingCfg = SeedingCfg()
+    """Where reset states come from; ``per_env`` by default (see :mod:`redline_tasks.seeding`)."""
 
     cpu_num_envs: int = 64
     """Default number of envs when the simulation runs on the CPU (``scene.num_envs`` is the GPU default)."""
@@ -43,9 +50,10 @@ class AntEnvCfg(IsaacAntEnvCfg):
 
 @configclass
 class AntEnvCfg_PLAY(AntEnvCfg):
-    """Play twin: fewer envs; the task has no training noise to switch off."""
+    """Play twin: fewer envs, ``eval`` seeding; the task has no training noise to switch off."""
 
     def __post_init__(self):
         super().__post_init__()
         self.scene.num_envs = 16
         self.cpu_num_envs = 16
+        self.seeding.strategy = "eval"  # every checkpoint is played from the same start states

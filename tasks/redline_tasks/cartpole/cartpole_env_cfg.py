@@ -9,6 +9,8 @@ from isaaclab_tasks.core.cartpole.cartpole_direct_env_cfg import CartpoleSceneCf
 from redline.assets import CARTPOLE_REL, asset_path
 from redline.assets.scene import local_ground_plane_cfg
 
+from ..seeding import SeedingCfg
+
 ##
 # Scene
 ##
@@ -41,8 +43,13 @@ class CartpoleEnvCfg(IsaacCartpoleEnvCfg):
     """
 
     scene: CartpoleSceneCfg = CartpoleSceneCfg(
-        num_envs=4096, env_spacing=4.0, replicate_physics=True, clone_in_fabric=True
+        num_envs=4096, env_spacing=0.0, replicate_physics=True, clone_in_fabric=True
     )
+
+    # env_spacing 0: world origins do not depend on num_envs, so an env's physics is bitwise the same in any
+    # partition of the envs (Newton worlds never collide with each other).
+    seeding: SeedingCfg = SeedingCfg()
+    """Where reset states come from; ``per_env`` by default (see :mod:`redline_tasks.seeding`)."""
 
     cpu_num_envs: int = 256
     """Default number of envs when the simulation runs on the CPU (``scene.num_envs`` is the GPU default)."""
@@ -50,9 +57,10 @@ class CartpoleEnvCfg(IsaacCartpoleEnvCfg):
 
 @configclass
 class CartpoleEnvCfg_PLAY(CartpoleEnvCfg):
-    """Play twin: fewer envs; the task has no training noise to switch off."""
+    """Play twin: fewer envs, ``eval`` seeding; the task has no training noise to switch off."""
 
     def __post_init__(self):
         super().__post_init__()
         self.scene.num_envs = 16
         self.cpu_num_envs = 16
+        self.seeding.strategy = "eval"  # every checkpoint is played from the same start states

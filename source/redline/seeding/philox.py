@@ -1,0 +1,56 @@
+"""Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11) in plain torch ops.
+
+A counter-based generator: ``philox4x32(counter, key)`` is a keyed bijection of a 128-bit counter, so any
+draw is a pure function of its coordinates and needs no state, no sequential generator and no Python loop:
+every element of a batch of counters is computed independently, on whatever device the tensors live. It is
+the generator behind cuRAND's ``curand_init`` / PyTorch's CUDA RNG, and it passes BigCrush.
+
+32-bit words are held in ``int64`` tensors (torch has no fast uint32 arithmetic on every device); the
+32 x 32 -> 64-bit product is split into 16-bit halves so no intermediate overflows int64.
+"""
+
+from __future__ import annotations
+
+import torch
+
+MASK32 = 0xFFFFFFFF
+PHILOX_M0 = 0xD2511F53  # round multipliers (Random123's PHILOX_M4x32_0 / _1)
+PHILOX_M1 = 0xCD9E8D57
+PHILOX_W0 = 0x9E3779B9  # Weyl key increments (golden ratio, sqrt(3) - 1)
+PHILOX_W1 = 0xBB67AE85
+ROUNDS = 10
+
+
+def _mulhilo(a: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(hi, lo)`` 32-bit halves of ``a * m`` for 32-bit ``a`` (int64 tensor) and constant ``m``."""
+    t_lo = a * (m & 0xFFFF)  # < 2^48
+    t_hi = a * (m >> 16)  # < 2^48
+    s = ((t_hi & 0xFFFF) << 16) + t_lo  # low 48 bits of the product, < 2^49
+    return (t_hi >> 16) + (s >> 32), s & MASK32  # a*m = t_hi * 2^16 + t_lo
+
+
+def philox4x32(counter: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+    """Philox4x32-10 of each counter.
+
+    Args:
+        counter: ``(..., 4)`` int64 holding 32-bit words.
+        key: ``(..., 2)`` int64 holding 32-bit words, broadcastable to ``counter[..., :2]``.
+
+    Returns:
+        ``(..., 4)`` int64 holding 32-bit words, uniformly distributed.
+    """
+    c0, c1, c2, c3 = counter.unbind(-1)
+    k0, k1 = key.unbind(-1)
+    for r in range(ROUNDS):
+        if r > 0:  # key schedule: k += (W0, W1) between rounds
+            k0 = (k0 + PHILOX_W0) & MASK32
+            k1 = (k1 + PHILOX_W1) & MASK32
+        hi0, lo0 = _mulhilo(c0, PHILOX_M0)
+        hi1, lo1 = _mulhilo(c2, PHILOX_M1)
+        c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0  # one Philox S-P round
+    return torch.stack((c0, c1, c2, c3), dim=-1)
+
+
+def to_unit_float(words: torch.Tensor) -> torch.Tensor:
+    """Map 32-bit words to float32 in [0, 1) with 24 random bits each: ``(w >> 8) * 2^-24``."""
+    return (words >> 8).to(torch.float32) * (1.0 / (1 << 24))

@@ -1,0 +1,193 @@
+"""Per-env random streams: every draw a pure function of (seed, global env id, episode, draw index).
+
+Strategies (one sentence of guarantee each):
+
+- ``shared``: Isaac Lab's behaviour; all envs of a process draw from torch's global generator (seeded with
+  base seed + global rank), so for one seed and one env count the numbers equal stock Isaac Lab's.
+- ``per_env``: env ``g``'s draws depend only on (seed, g, episode, draw index), so they do not change with the
+  number of envs per process, the world size, the reset order or which other envs reset at the same time.
+- ``eval``: common random numbers for evaluation; episode ``k`` of env ``g`` starts from the same state for
+  every policy, checkpoint and training seed (``per_env`` streams under a key reserved for evaluation).
+
+A ``per_env``/``eval`` draw is Philox4x32-10 of the counter ``(g, episode, domain, block)`` under the key
+``(seed_lo, seed_hi ^ tag)``; ``block`` counts the 4-word blocks env ``g`` has used in its current episode, and
+``domain`` separates consumers (the env's own randomisation vs. the learner's action noise).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Sequence
+
+import torch
+
+from redline.errors import UserError
+from redline.seeding.philox import MASK32, philox4x32, to_unit_float
+
+
+class Strategy(enum.StrEnum):
+    """Seeding strategies; see the module docstring for each one's guarantee."""
+
+    SHARED = "shared"
+    PER_ENV = "per_env"
+    EVAL = "eval"
+
+
+STRATEGIES: tuple[str, ...] = tuple(s.value for s in Strategy)
+"""Valid strategy names."""
+
+
+class Domain(enum.IntEnum):
+    """Counter word that keeps independent consumers of one env's stream apart."""
+
+    ENV = 0
+    """The task's own randomisation: reset states, domain randomisation, commands, noise."""
+    POLICY = 1
+    """The learner's action sampling."""
+
+
+_KEY_TAG = {Strategy.PER_ENV: 0, Strategy.EVAL: 0x5EED_E7A1}
+
+
+def parse_strategy(name: str) -> Strategy:
+    """``name`` as a :class:`Strategy`; unknown names are a :class:`UserError` listing the valid ones."""
+    try:
+        return Strategy(name)
+    except ValueError:
+        raise UserError(f"seeding strategy: unknown strategy '{name}' (valid: {', '.join(STRATEGIES)})") from None
+
+
+def check_seed(seed: object) -> int:
+    """``seed`` if it is an int in [0, 2^63); else a :class:`UserError`."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise UserError(f"seed: must be a non-negative integer below 2^63, got {seed!r}")
+    return seed
+
+
+class EnvStreams:
+    """The random streams of one process's envs.
+
+    Args:
+        strategy: a :class:`Strategy` or its name.
+        seed: base seed (non-negative int).
+        num_envs: envs in this process.
+        device: where draws are made and returned.
+        env_id_offset: global id of this process's env 0 (sum of the env counts of lower ranks).
+    """
+
+    def __init__(
+        self,
+        strategy: Strategy | str,
+        seed: int,
+        num_envs: int,
+        device: torch.device | str,
+        env_id_offset: int = 0,
+    ) -> None:
+        self.strategy = parse_strategy(str(strategy))
+        self.seed = check_seed(seed)
+        self.device = torch.device(device)
+        self.global_ids = torch.arange(env_id_offset, env_id_offset + num_envs, device=self.device)
+        """``(num_envs,)`` global env id of each local env."""
+        self.episode = torch.full((num_envs,), -1, dtype=torch.long, device=self.device)
+        """``(num_envs,)`` index of each env's current episode (-1 before its first reset)."""
+        self.blocks_used = torch.zeros(num_envs, dtype=torch.long, device=self.device)
+        """``(num_envs,)`` Philox blocks each env has used in its current episode, per domain."""
+        self._blocks_used_policy = torch.zeros_like(self.blocks_used)
+        tag = _KEY_TAG.get(self.strategy, 0)
+        self._key = torch.tensor([self.seed & MASK32, ((self.seed >> 32) ^ tag) & MASK32], device=self.device)
+
+    @property
+    def num_envs(self) -> int:
+        return self.global_ids.numel()
+
+    def _ids(self, env_ids: Sequence[int] | torch.Tensor | None) -> torch.Tensor:
+        if env_ids is None:
+            return torch.arange(self.num_envs, device=self.device)
+        return torch.as_tensor(env_ids, dtype=torch.long, device=self.device)
+
+    def begin_episode(self, env_ids: Sequence[int] | torch.Tensor | None = None) -> None:
+        """Start a new episode for ``env_ids`` (call at the top of the task's reset, before its draws)."""
+        ids = self._ids(env_ids)
+        self.episode[ids] += 1
+        self.blocks_used[ids] = 0
+        self._blocks_used_policy[ids] = 0
+
+    def words(
+        self, env_ids: Sequence[int] | torch.Tensor | None, count: int, domain: Domain = Domain.ENV
+    ) -> torch.Tensor:
+        """``(len(env_ids), count)`` fresh 32-bit words (int64) from each env's stream (not for ``shared``)."""
+        if self.strategy is Strategy.SHARED:
+            raise RuntimeError("the 'shared' strategy draws from torch's global generator, not from env streams")
+        ids = self._ids(env_ids)
+        used = self.blocks_used if domain is Domain.ENV else self._blocks_used_policy
+        n_blocks = math.ceil(count / 4)
+        block = used[ids, None] + torch.arange(n_blocks, device=self.device)  # (n, n_blocks)
+        counter = torch.stack(
+            (
+                self.global_ids[ids, None].expand_as(block) & MASK32,
+                self.episode[ids, None].expand_as(block) & MASK32,
+                torch.full_like(block, int(domain)),
+                block & MASK32,
+            ),
+            dim=-1,
+        )  # (n, n_blocks, 4): (global env id, episode, domain, block)
+        used[ids] += n_blocks
+        return philox4x32(counter, self._key).reshape(len(ids), -1)[:, :count]
+
+    def uniform(
+        self,
+        env_ids: Sequence[int] | torch.Tensor | None,
+        shape: tuple[int, ...],
+        low: float | torch.Tensor = 0.0,
+        high: float | torch.Tensor = 1.0,
+        domain: Domain = Domain.ENV,
+    ) -> torch.Tensor:
+        """``(len(env_ids), *shape)`` float32 uniform in [low, high), one row per env.
+
+        ``shared`` calls ``torch.rand`` exactly as Isaac Lab's ``sample_uniform`` does, so the numbers match.
+        """
+        ids = self._ids(env_ids)
+        if self.strategy is Strategy.SHARED:
+            return torch.rand((len(ids), *shape), device=self.device) * (high - low) + low
+        u = to_unit_float(self.words(ids, math.prod(shape), domain)).reshape(len(ids), *shape)
+        return u * (high - low) + low  # low + u (high - low)
+
+    def normal(
+        self,
+        env_ids: Sequence[int] | torch.Tensor | None,
+        shape: tuple[int, ...],
+        mean: float | torch.Tensor = 0.0,
+        std: float | torch.Tensor = 1.0,
+        domain: Domain = Domain.ENV,
+    ) -> torch.Tensor:
+        """``(len(env_ids), *shape)`` float32 normal draws (Box-Muller on two uniforms per value)."""
+        ids = self._ids(env_ids)
+        if self.strategy is Strategy.SHARED:
+            return torch.randn((len(ids), *shape), device=self.device) * std + mean
+        k = math.prod(shape)
+        u = to_unit_float(self.words(ids, 2 * k, domain))
+        u1, u2 = 1.0 - u[:, :k], u[:, k:]  # u1 in (0, 1]: log(u1) is finite
+        z = torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * math.pi * u2)  # Box-Muller
+        return (z * std + mean).reshape(len(ids), *shape)
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """Per-env counters (by global env id), so a resumed run continues the same streams."""
+        return {
+            "global_ids": self.global_ids.clone(),
+            "episode": self.episode.clone(),
+            "blocks_used": self.blocks_used.clone(),
+            "blocks_used_policy": self._blocks_used_policy.clone(),
+        }
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        """Restore the counters of this process's envs from ``state`` (matched by global env id)."""
+        saved_ids = state["global_ids"].to(self.device)
+        index = {int(g): i for i, g in enumerate(saved_ids.tolist())}
+        missing = [int(g) for g in self.global_ids.tolist() if int(g) not in index]
+        if missing:
+            raise ValueError(f"seeding state has no counters for global env ids {missing[:5]}...")
+        rows = torch.tensor([index[int(g)] for g in self.global_ids.tolist()], device=self.device)
+        self.episode.copy_(state["episode"].to(self.device)[rows])
+        self.blocks_used.copy_(state["blocks_used"].to(self.device)[rows])
+        self._blocks_used_policy.copy_(state["blocks_used_policy"].to(self.device)[rows])

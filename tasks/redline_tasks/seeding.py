@@ -1,0 +1,41 @@
+"""Per-env seeding for redline tasks: the config every task carries and the env-side helper.
+
+The task's reset runs Isaac Lab's own reset first; unless the strategy is ``shared`` (Isaac Lab's global
+stream, numbers as in stock Isaac Lab), the random parts of the new state are then redrawn from the env's own
+stream in :class:`redline.seeding.EnvStreams`, so each env's start states depend only on (seed, global env id,
+episode, draw).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from isaaclab.utils import configclass
+
+from redline.seeding import EnvStreams, Strategy, check_seed, parse_strategy
+
+
+@configclass
+class SeedingCfg:
+    """How a task draws its randomness (see :mod:`redline.seeding.streams` for the guarantees)."""
+
+    strategy: str = "per_env"
+    """``shared`` (Isaac Lab's global stream), ``per_env`` (default) or ``eval`` (common random numbers)."""
+    seed: int | None = None
+    """Base seed of the streams; None: the env config's ``seed`` (0 when that is None too)."""
+    env_id_offset: int = 0
+    """Global id of this process's env 0: the sum of the env counts of lower ranks (0 in one process)."""
+
+
+def make_streams(seeding: SeedingCfg, env_seed: int | None, num_envs: int, device: str) -> EnvStreams:
+    """The :class:`EnvStreams` a task's ``seeding`` config describes (validates strategy and seed)."""
+    strategy = parse_strategy(seeding.strategy)
+    seed = check_seed(seeding.seed if seeding.seed is not None else (env_seed or 0))
+    return EnvStreams(strategy, seed, num_envs, device, env_id_offset=seeding.env_id_offset)
+
+
+def begin_episodes(streams: EnvStreams, env_ids: Sequence[int] | torch.Tensor) -> bool:
+    """Count a new episode for ``env_ids``; return whether the task must redraw its reset state itself."""
+    streams.begin_episode(env_ids)
+    return streams.strategy is not Strategy.SHARED
