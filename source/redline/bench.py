@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from redline.seeding import STRATEGIES, EnvStreams
+
+if TYPE_CHECKING:
+    import torch
 
 
 def _median_s(fn: Callable[[], object], repeats: int, sync: Callable[[], None]) -> float:
@@ -21,6 +26,12 @@ def _median_s(fn: Callable[[], object], repeats: int, sync: Callable[[], None]) 
     return statistics.median(times)
 
 
+def _reset_all(streams: EnvStreams, ids: torch.Tensor, width: int) -> torch.Tensor:
+    """What a task's reset does with the streams: count an episode, draw ``width`` values per env."""
+    streams.begin_episode(ids)
+    return streams.uniform(ids, (width,), -1.0, 1.0)
+
+
 def bench_seeding(num_envs: int, device: str, task: str | None, repeats: int = 50) -> dict[str, float]:
     """Per-reset cost of each seeding strategy: all ``num_envs`` envs reset at once, drawing a Cartpole-sized
     (4 values) and an Ant-sized (16 values) start state; with ``task``, also one env step of that task.
@@ -29,18 +40,17 @@ def bench_seeding(num_envs: int, device: str, task: str | None, repeats: int = 5
     """
     import torch
 
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    def sync() -> None:
+        if device.startswith("cuda"):
+            torch.cuda.synchronize(device)
+
     results: dict[str, float] = {}
+    ids = torch.arange(num_envs, device=device)
     for strategy in STRATEGIES:
         streams = EnvStreams(strategy, 42, num_envs, device)
-        ids = torch.arange(num_envs, device=device)
-
-        def reset(width: int, streams: EnvStreams = streams, ids: torch.Tensor = ids) -> object:
-            streams.begin_episode(ids)
-            return streams.uniform(ids, (width,), -1.0, 1.0)
-
         for name, width in (("cartpole_reset", 4), ("ant_reset", 16)):
-            results[f"{strategy}/{name}"] = _median_s(lambda w=width: reset(w), repeats, sync)
+            reset = functools.partial(_reset_all, streams, ids, width)
+            results[f"{strategy}/{name}"] = _median_s(reset, repeats, sync)
     if task is not None:
         results["env_step"] = _env_step_s(task, num_envs, device)
     return results

@@ -9,6 +9,7 @@ Anything after the options in ``key=value`` form is a Hydra-style config overrid
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -121,6 +122,12 @@ def _overrides(extra: list[str]) -> tuple[str, ...]:
     return tuple(extra)
 
 
+def _options[T](cls: type[T], args: argparse.Namespace, extra: list[str]) -> T:
+    """``cls`` (an options dataclass) from the parsed arguments of the same names plus the overrides."""
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    return cls(**{k: v for k, v in vars(args).items() if k in names}, overrides=_overrides(extra))
+
+
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
     if args.command == "list":
         if extra:
@@ -150,37 +157,12 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     if args.command == "train":
         from redline.training.train import TrainOptions, train
 
-        train(
-            TrainOptions(
-                task=args.task,
-                num_envs=args.num_envs,
-                device=args.device,
-                seed=args.seed,
-                seeding=args.seeding,
-                max_iterations=args.max_iterations,
-                learner=args.learner,
-                run_name=args.run_name,
-                log_root=args.log_root,
-                overrides=_overrides(extra),
-            )
-        )
+        train(_options(TrainOptions, args, extra))
         return 0
     if args.command == "play":
         from redline.training.play import PlayOptions, play
 
-        play(
-            PlayOptions(
-                task=args.task,
-                checkpoint=args.checkpoint,
-                steps=args.steps,
-                num_envs=args.num_envs,
-                device=args.device,
-                seed=args.seed,
-                seeding=args.seeding,
-                log_root=args.log_root,
-                overrides=_overrides(extra),
-            )
-        )
+        play(_options(PlayOptions, args, extra))
         return 0
     raise AssertionError(args.command)
 

@@ -63,15 +63,17 @@ def checkpoints_in(run_dir: Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def resolve_checkpoint(spec: str, experiment_dir: Path) -> Path:
+def resolve_checkpoint(spec: str, experiment_dir: Path | None) -> Path:
     """Turn ``--checkpoint`` into a file.
 
     Args:
         spec: ``latest`` (newest run of the experiment, its last checkpoint), a run folder (its last
             checkpoint) or a checkpoint file.
-        experiment_dir: ``logs/redline/<experiment>``, where ``latest`` looks.
+        experiment_dir: ``logs/redline/<experiment>``, where ``latest`` looks (None: ``latest`` is not allowed).
     """
     if spec == "latest":
+        if experiment_dir is None:
+            raise UserError("--checkpoint: 'latest' needs the task's experiment folder")
         runs = sorted((d for d in experiment_dir.glob("*") if d.is_dir() and checkpoints_in(d)), key=lambda d: d.name)
         if not runs:
             raise UserError(f"--checkpoint: 'latest' found no run with a checkpoint under '{experiment_dir}'")

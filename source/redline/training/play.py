@@ -60,6 +60,8 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
 
     task = tasks.resolve_task_id(opts.task)
     device = resolve_device(opts.device)
+    if opts.checkpoint != "latest":  # a path: check it before paying for the simulator's imports
+        load_checkpoint(resolve_checkpoint(opts.checkpoint, None))
     env_task = tasks.play_twin(task)
     env_cfg, agent_cfg = tasks.load_cfgs(env_task, "rsl_rl_cfg_entry_point", list(opts.overrides))
     ckpt_path = resolve_checkpoint(opts.checkpoint, opts.log_root / agent_cfg.experiment_name)

@@ -115,5 +115,8 @@ class RslRlRunner(OnPolicyRunner):
         saved = self.alg.save()
         saved["iter"] = self.current_learning_iteration
         saved["infos"] = infos
+        streams = getattr(self.env.unwrapped, "streams", None)  # redline tasks' per-env seeding counters
+        if streams is not None:
+            saved["seeding_state_dict"] = streams.state_dict()
         save_atomic(saved, path)
         self.logger.save_model(path, self.current_learning_iteration)

@@ -7,21 +7,14 @@ from collections.abc import Sequence
 import torch
 from isaaclab_tasks.core.locomotion.ant.ant_direct_env import AntEnv as IsaacAntEnv
 
-from redline.assets import ensure_asset_root
-
-from ..seeding import begin_episodes, make_streams
+from ..common import RedlineEnvMixin, begin_episodes
 from .ant_env_cfg import AntEnvCfg
 
 
-class AntEnv(IsaacAntEnv):
+class AntEnv(RedlineEnvMixin, IsaacAntEnv):
     """Isaac Lab's Ant environment; see :class:`AntEnvCfg`."""
 
     cfg: AntEnvCfg
-
-    def __init__(self, cfg: AntEnvCfg, render_mode: str | None = None, **kwargs):
-        ensure_asset_root()
-        super().__init__(cfg, render_mode, **kwargs)
-        self.streams = make_streams(self.cfg.seeding, self.cfg.seed, self.num_envs, self.device)
 
     def _reset_idx(self, env_ids: Sequence[int] | None):
         super()._reset_idx(env_ids)  # Isaac Lab's reset: root pose, joint state drawn from torch's global stream

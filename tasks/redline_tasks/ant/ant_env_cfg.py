@@ -10,7 +10,7 @@ from isaaclab_tasks.core.locomotion.ant.ant_direct_env_cfg import AntEnvCfg as I
 from redline.assets import ANT_REL, asset_path
 from redline.assets.scene import LocalPlaneTerrainImporter
 
-from ..seeding import SeedingCfg
+from ..common import SeedingCfg, use_play_defaults
 
 ##
 # Scene
@@ -42,7 +42,7 @@ class AntEnvCfg(IsaacAntEnvCfg):
     # env_spacing 0: world origins do not depend on num_envs, so an env's physics is bitwise the same in any
     # partition of the envs (Newton worlds never collide with each other).
     seeding: SeedingCfg = SeedingCfg()
-    """Where reset states come from; ``per_env`` by default (see :mod:`redline_tasks.seeding`)."""
+    """Where reset states come from; ``per_env`` by default (see :mod:`redline_tasks.common`)."""
 
     cpu_num_envs: int = 64
     """Default number of envs when the simulation runs on the CPU (``scene.num_envs`` is the GPU default)."""
@@ -50,10 +50,8 @@ class AntEnvCfg(IsaacAntEnvCfg):
 
 @configclass
 class AntEnvCfg_PLAY(AntEnvCfg):
-    """Play twin: fewer envs, ``eval`` seeding; the task has no training noise to switch off."""
+    """Play twin: 16 envs, ``eval`` seeding; the task has no training noise to switch off."""
 
     def __post_init__(self):
         super().__post_init__()
-        self.scene.num_envs = 16
-        self.cpu_num_envs = 16
-        self.seeding.strategy = "eval"  # every checkpoint is played from the same start states
+        use_play_defaults(self)

@@ -7,21 +7,17 @@ from collections.abc import Sequence
 import torch
 from isaaclab_tasks.core.cartpole.cartpole_direct_env import CartpoleEnv as IsaacCartpoleEnv
 
-from redline.assets import ensure_asset_root
-
-from ..seeding import begin_episodes, make_streams
+from ..common import RedlineEnvMixin, begin_episodes
 from .cartpole_env_cfg import CartpoleEnvCfg
 
 
-class CartpoleEnv(IsaacCartpoleEnv):
+class CartpoleEnv(RedlineEnvMixin, IsaacCartpoleEnv):
     """Isaac Lab's cartpole environment; see :class:`CartpoleEnvCfg`."""
 
     cfg: CartpoleEnvCfg
 
     def __init__(self, cfg: CartpoleEnvCfg, render_mode: str | None = None, **kwargs):
-        ensure_asset_root()
         super().__init__(cfg, render_mode, **kwargs)
-        self.streams = make_streams(self.cfg.seeding, self.cfg.seed, self.num_envs, self.device)
         dof_ids = torch.cat((self._cart_dof_idx, self._pole_dof_idx))
         self._reset_dof_ids = dof_ids  # (2,) cart, pole
         c = self.cfg

@@ -9,7 +9,7 @@ from isaaclab_tasks.core.cartpole.cartpole_direct_env_cfg import CartpoleSceneCf
 from redline.assets import CARTPOLE_REL, asset_path
 from redline.assets.scene import local_ground_plane_cfg
 
-from ..seeding import SeedingCfg
+from ..common import SeedingCfg, use_play_defaults
 
 ##
 # Scene
@@ -49,7 +49,7 @@ class CartpoleEnvCfg(IsaacCartpoleEnvCfg):
     # env_spacing 0: world origins do not depend on num_envs, so an env's physics is bitwise the same in any
     # partition of the envs (Newton worlds never collide with each other).
     seeding: SeedingCfg = SeedingCfg()
-    """Where reset states come from; ``per_env`` by default (see :mod:`redline_tasks.seeding`)."""
+    """Where reset states come from; ``per_env`` by default (see :mod:`redline_tasks.common`)."""
 
     cpu_num_envs: int = 256
     """Default number of envs when the simulation runs on the CPU (``scene.num_envs`` is the GPU default)."""
@@ -57,10 +57,8 @@ class CartpoleEnvCfg(IsaacCartpoleEnvCfg):
 
 @configclass
 class CartpoleEnvCfg_PLAY(CartpoleEnvCfg):
-    """Play twin: fewer envs, ``eval`` seeding; the task has no training noise to switch off."""
+    """Play twin: 16 envs, ``eval`` seeding; the task has no training noise to switch off."""
 
     def __post_init__(self):
         super().__post_init__()
-        self.scene.num_envs = 16
-        self.cpu_num_envs = 16
-        self.seeding.strategy = "eval"  # every checkpoint is played from the same start states
+        use_play_defaults(self)

@@ -1,4 +1,4 @@
-"""Per-env seeding for redline tasks: the config every task carries and the env-side helper.
+"""What every redline task shares: its seeding config, per-env streams, local assets, the Play twin's changes.
 
 The task's reset runs Isaac Lab's own reset first; unless the strategy is ``shared`` (Isaac Lab's global
 stream, numbers as in stock Isaac Lab), the random parts of the new state are then redrawn from the env's own
@@ -9,10 +9,12 @@ episode, draw).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from isaaclab.utils import configclass
 
+from redline.assets import ensure_asset_root
 from redline.seeding import EnvStreams, Strategy, check_seed, parse_strategy
 
 
@@ -39,3 +41,23 @@ def begin_episodes(streams: EnvStreams, env_ids: Sequence[int] | torch.Tensor) -
     """Count a new episode for ``env_ids``; return whether the task must redraw its reset state itself."""
     streams.begin_episode(env_ids)
     return streams.strategy is not Strategy.SHARED
+
+
+def use_play_defaults(cfg: Any) -> None:
+    """What every ``-Play`` twin changes in its training config: 16 envs and ``eval`` seeding."""
+    cfg.scene.num_envs = 16
+    cfg.cpu_num_envs = 16
+    cfg.seeding.strategy = "eval"  # every checkpoint is played from the same start states
+
+
+class RedlineEnvMixin:
+    """Mixin for redline's ``DirectRLEnv`` subclasses (list it first): builds the local assets before the scene
+    is spawned and the per-env streams (``self.streams``) after it exists."""
+
+    streams: EnvStreams
+
+    def __init__(self, cfg: Any, render_mode: str | None = None, **kwargs: Any) -> None:
+        ensure_asset_root()
+        super().__init__(cfg, render_mode, **kwargs)  # type: ignore[call-arg]
+        env: Any = self
+        self.streams = make_streams(cfg.seeding, cfg.seed, env.num_envs, env.device)
