@@ -3,7 +3,6 @@
 import sys
 
 import _bootstrap  # noqa: F401  (puts source/ and tasks/ on sys.path when redline is not installed)
-
 from redline.cli import main
 
 if __name__ == "__main__":
