@@ -106,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--checkpoint", default="latest", help="latest | RUN_DIR | PATH to model_<it>.pt")
     play.add_argument("--steps", type=_positive_int("--steps"), default=500, help="env steps to run (default: 500)")
 
+    bench = sub.add_parser("bench", help="benchmarks whose output the README quotes (not timed tests)")
+    bench.add_argument("what", choices=["seeding"], help="seeding: per-reset cost of each seeding strategy")
+    bench.add_argument("--num_envs", type=_positive_int("--num_envs"), default=4096, help="envs (default: 4096)")
+    bench.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
+    bench.add_argument("--task", default=None, help="also time one env step of this task, to quote a share")
+
     assets = sub.add_parser(
         "assets",
         help="build the local asset root and print its path "

@@ -29,18 +29,19 @@ def _mulhilo(a: torch.Tensor, m: int) -> tuple[torch.Tensor, torch.Tensor]:
     return (t_hi >> 16) + (s >> 32), s & MASK32  # a*m = t_hi * 2^16 + t_lo
 
 
-def philox4x32(counter: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+def philox4x32(counter: torch.Tensor, key: tuple[int, int] | torch.Tensor) -> torch.Tensor:
     """Philox4x32-10 of each counter.
 
     Args:
         counter: ``(..., 4)`` int64 holding 32-bit words.
-        key: ``(..., 2)`` int64 holding 32-bit words, broadcastable to ``counter[..., :2]``.
+        key: two 32-bit words: Python ints (one key for all counters; its schedule is computed on the host, which
+            saves 40 tensor ops) or an ``(..., 2)`` int64 tensor broadcastable to ``counter[..., :2]``.
 
     Returns:
         ``(..., 4)`` int64 holding 32-bit words, uniformly distributed.
     """
     c0, c1, c2, c3 = counter.unbind(-1)
-    k0, k1 = key.unbind(-1)
+    k0, k1 = key if isinstance(key, tuple) else key.unbind(-1)
     for r in range(ROUNDS):
         if r > 0:  # key schedule: k += (W0, W1) between rounds
             k0 = (k0 + PHILOX_W0) & MASK32

@@ -95,7 +95,7 @@ class EnvStreams:
         """``(num_envs,)`` Philox blocks each env has used in its current episode, per domain."""
         self._blocks_used_policy = torch.zeros_like(self.blocks_used)
         tag = _KEY_TAG.get(self.strategy, 0)
-        self._key = torch.tensor([self.seed & MASK32, ((self.seed >> 32) ^ tag) & MASK32], device=self.device)
+        self._key = (self.seed & MASK32, ((self.seed >> 32) ^ tag) & MASK32)
 
     @property
     def num_envs(self) -> int:

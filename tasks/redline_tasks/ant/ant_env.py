@@ -25,11 +25,12 @@ class AntEnv(RedlineEnvMixin, IsaacAntEnv):
         )
         if not begin_episodes(self.streams, ids):
             return
-        n_joints = self.robot.num_joints
-        joint_pos = self.robot.data.default_joint_pos.torch[ids].clone()
-        joint_vel = self.robot.data.default_joint_vel.torch[ids].clone()
-        joint_pos += self.streams.uniform(ids, (n_joints,), *self.cfg.initial_joint_pos_range)  # [rad]
-        joint_vel += self.streams.uniform(ids, (n_joints,), *self.cfg.initial_joint_vel_range)  # [rad/s]
+        c = self.cfg
+        low = torch.tensor([[c.initial_joint_pos_range[0]], [c.initial_joint_vel_range[0]]], device=self.device)
+        high = torch.tensor([[c.initial_joint_pos_range[1]], [c.initial_joint_vel_range[1]]], device=self.device)
+        offsets = self.streams.uniform(ids, (2, self.robot.num_joints), low, high)  # (n, [pos, vel], joints)
+        joint_pos = self.robot.data.default_joint_pos.torch[ids] + offsets[:, 0]  # [rad]
+        joint_vel = self.robot.data.default_joint_vel.torch[ids] + offsets[:, 1]  # [rad/s]
         limits = self.robot.data.soft_joint_pos_limits.torch[ids]
         joint_pos = joint_pos.clamp_(limits[..., 0], limits[..., 1])
         vel_limits = self.robot.data.soft_joint_vel_limits.torch[ids]
