@@ -1,0 +1,181 @@
+"""The learner's configuration: frozen dataclasses, one docstring per field, validated on construction.
+
+Frozen so that no part of the learner can mutate a caller's config; :func:`dataclasses.replace` makes a changed
+copy. :meth:`PPOConfig.from_rsl_rl` reads an rsl_rl runner config dict (Isaac Lab's ``agent_cfg.to_dict()``)
+without modifying it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from redline.errors import UserError
+from redline.learning.precision import PRECISIONS
+
+ACTIVATIONS = ("elu", "selu", "relu", "crelu", "lrelu", "tanh", "sigmoid", "softplus", "gelu", "swish", "mish")
+"""Activation names rsl_rl's ``MLP`` accepts."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """One MLP network (actor or critic), built as an rsl_rl ``MLPModel`` so checkpoints keep rsl_rl's keys."""
+
+    hidden_dims: tuple[int, ...] = (256, 256, 256)
+    """Width of each hidden layer [units]."""
+    activation: str = "elu"
+    """Hidden-layer activation, one of :data:`ACTIVATIONS`."""
+    obs_normalization: bool = False
+    """Normalise the concatenated observation with running mean/std (rsl_rl ``EmpiricalNormalization``)."""
+    obs_groups: tuple[str, ...] = ("policy",)
+    """Observation groups (keys of the env's observation TensorDict) concatenated, in order, as the input."""
+    init_std: float = 1.0
+    """Actor only: initial action standard deviation [action units]."""
+    std_type: Literal["scalar", "log"] = "scalar"
+    """Actor only: parameterise the state-independent std directly (``"scalar"``) or as its log (``"log"``)."""
+    std_range: tuple[float, float] = (1e-6, 1e6)
+    """Actor only: the std is clamped to this (min, max) range [action units]."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hidden_dims", tuple(int(d) for d in self.hidden_dims))
+        object.__setattr__(self, "obs_groups", tuple(self.obs_groups))
+        object.__setattr__(self, "std_range", (float(self.std_range[0]), float(self.std_range[1])))
+        if not self.hidden_dims or any(d <= 0 for d in self.hidden_dims):
+            raise UserError(f"hidden_dims: expected one or more positive widths, got {self.hidden_dims}")
+        if self.activation not in ACTIVATIONS:
+            raise UserError(f"activation: unknown '{self.activation}' (valid: {', '.join(ACTIVATIONS)})")
+        if not self.obs_groups:
+            raise UserError("obs_groups: expected at least one observation group")
+        if self.std_type not in ("scalar", "log"):
+            raise UserError(f"std_type: unknown '{self.std_type}' (valid: scalar, log)")
+        if not self.init_std > 0:
+            raise UserError(f"init_std: must be > 0, got {self.init_std}")
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """Hyper-parameters of the redline PPO learner (defaults follow rsl_rl 5.5.1's PPO)."""
+
+    num_steps_per_env: int = 24
+    """Rollout length T [env steps per env per iteration]; the batch is T x num_envs transitions."""
+    num_learning_epochs: int = 5
+    """Passes over the rollout batch per iteration."""
+    num_mini_batches: int = 4
+    """Minibatches per epoch (one optimizer step each); minibatch size = T * num_envs // num_mini_batches."""
+    micro_batches: int = 1
+    """Split each minibatch into this many micro-batches whose gradients add up (gradient accumulation)."""
+    clip_param: float = 0.2
+    """PPO clip range epsilon for the ratio, and for the value change when ``use_clipped_value_loss``."""
+    gamma: float = 0.99
+    """Discount factor per env step."""
+    lam: float = 0.95
+    """GAE lambda."""
+    value_loss_coef: float = 1.0
+    """Weight of the value loss in the total loss."""
+    entropy_coef: float = 0.01
+    """Weight of the entropy bonus (subtracted from the loss)."""
+    learning_rate: float = 1e-3
+    """Initial Adam learning rate."""
+    schedule: Literal["adaptive", "fixed"] = "adaptive"
+    """``"adaptive"``: scale the learning rate by 1.5 up/down to hold the KL near ``desired_kl``; ``"fixed"``."""
+    desired_kl: float = 0.01
+    """Target KL(old || new) per minibatch for the adaptive schedule [nats]."""
+    min_learning_rate: float = 1e-5
+    """Lower bound of the adaptive learning rate (rsl_rl's hard-coded value)."""
+    max_learning_rate: float = 1e-2
+    """Upper bound of the adaptive learning rate (rsl_rl's hard-coded value)."""
+    max_grad_norm: float = 1.0
+    """Clip the gradient norm of the actor and of the critic (each separately, as rsl_rl) to this value."""
+    use_clipped_value_loss: bool = True
+    """Clip the value change to +-clip_param around the rollout value (in normalised units when normalising)."""
+    normalize_advantage_per_mini_batch: bool = False
+    """Normalise advantages per minibatch instead of once over the whole rollout."""
+    precision: str = "auto"
+    """``"auto"`` (bf16 on CUDA devices that support it, else fp32), ``"bf16"`` or ``"fp32"``."""
+    value_normalization: Literal["auto"] | bool = "auto"
+    """Critic learns normalised returns (running mean/std of the targets); ``"auto"`` is on exactly under bf16."""
+    max_consecutive_skips: int = 3
+    """Raise after this many consecutive iterations that each skipped an optimizer step on a non-finite value."""
+    actor: ModelConfig = ModelConfig()
+    """The policy network (outputs the Gaussian action mean; the std is a learned parameter)."""
+    critic: ModelConfig = ModelConfig()
+    """The value network (one output)."""
+
+    def __post_init__(self) -> None:
+        for name in ("num_steps_per_env", "num_learning_epochs", "num_mini_batches", "micro_batches"):
+            if int(getattr(self, name)) < 1:
+                raise UserError(f"{name}: must be >= 1, got {getattr(self, name)}")
+        if self.schedule not in ("adaptive", "fixed"):
+            raise UserError(f"schedule: unknown '{self.schedule}' (valid: adaptive, fixed)")
+        if self.precision not in PRECISIONS:
+            raise UserError(f"precision: unknown '{self.precision}' (valid: {', '.join(PRECISIONS)})")
+        if self.value_normalization not in ("auto", True, False):
+            raise UserError(f"value_normalization: unknown {self.value_normalization!r} (valid: auto, True, False)")
+        if not 0.0 <= self.gamma <= 1.0 or not 0.0 <= self.lam <= 1.0:
+            raise UserError(f"gamma, lam: must lie in [0, 1], got {self.gamma}, {self.lam}")
+        for name in ("clip_param", "learning_rate", "desired_kl", "max_grad_norm", "min_learning_rate"):
+            if not getattr(self, name) > 0:
+                raise UserError(f"{name}: must be > 0, got {getattr(self, name)}")
+        if not self.min_learning_rate <= self.max_learning_rate:
+            raise UserError("min_learning_rate: must not exceed max_learning_rate")
+        if self.max_consecutive_skips < 1:
+            raise UserError(f"max_consecutive_skips: must be >= 1, got {self.max_consecutive_skips}")
+
+    def uses_value_normalization(self, bf16: bool) -> bool:
+        """Resolve ``value_normalization``: ``"auto"`` means on under bf16, off under fp32."""
+        return bf16 if self.value_normalization == "auto" else bool(self.value_normalization)
+
+    @classmethod
+    def from_rsl_rl(cls, runner_cfg: Mapping[str, Any], **overrides: Any) -> PPOConfig:
+        """Build a config from an rsl_rl 5.x runner config dict (e.g. Isaac Lab's ``agent_cfg.to_dict()``).
+
+        Reads ``num_steps_per_env``, ``obs_groups``, ``actor``/``critic`` (MLPModel with an optional Gaussian
+        ``distribution_cfg``) and ``algorithm`` (PPO). The dict is only read, never modified. Features the redline
+        learner does not implement (RND, symmetry, non-Adam optimizers, non-MLP models) raise ``UserError``.
+
+        Args:
+            runner_cfg: The rsl_rl runner configuration.
+            overrides: PPOConfig fields to set on top (e.g. ``precision="bf16"``).
+        """
+        alg = runner_cfg.get("algorithm", {})
+        for key in ("rnd_cfg", "symmetry_cfg"):
+            if alg.get(key):
+                raise UserError(f"algorithm.{key}: not supported by the redline learner (use --learner rsl_rl)")
+        if alg.get("optimizer", "adam") != "adam":
+            raise UserError(f"algorithm.optimizer: the redline learner uses adam, got '{alg['optimizer']}'")
+        obs_groups = runner_cfg.get("obs_groups") or {}
+        fields = {f.name for f in dataclasses.fields(cls)}
+        kwargs: dict[str, Any] = {k: alg[k] for k in fields & alg.keys() if k not in ("actor", "critic")}
+        if "num_steps_per_env" in runner_cfg:
+            kwargs["num_steps_per_env"] = runner_cfg["num_steps_per_env"]
+        if alg.get("use_mixed_precision"):
+            kwargs["precision"] = "bf16"
+        for role in ("actor", "critic"):
+            kwargs[role] = _model_from_rsl_rl(role, runner_cfg.get(role, {}), obs_groups.get(role))
+        kwargs.update(overrides)
+        return cls(**kwargs)
+
+
+def _model_from_rsl_rl(role: str, model: Mapping[str, Any], obs_groups: Any) -> ModelConfig:
+    """Read one rsl_rl ``MLPModel`` config dict into a :class:`ModelConfig`."""
+    if model.get("class_name", "MLPModel") not in ("MLPModel", "rsl_rl.models.MLPModel"):
+        raise UserError(f"{role}.class_name: the redline learner builds MLPModel, got '{model['class_name']}'")
+    kwargs: dict[str, Any] = {}
+    for key in ("hidden_dims", "activation", "obs_normalization"):
+        if key in model:
+            kwargs[key] = model[key]
+    if obs_groups:
+        kwargs["obs_groups"] = tuple(obs_groups)
+    dist = model.get("distribution_cfg")
+    if role == "actor" and dist:
+        if dist.get("class_name", "GaussianDistribution") not in (
+            "GaussianDistribution",
+            "rsl_rl.modules.GaussianDistribution",
+        ):
+            raise UserError(f"actor.distribution_cfg.class_name: only GaussianDistribution, got '{dist['class_name']}'")
+        for key in ("init_std", "std_type", "std_range"):
+            if key in dist:
+                kwargs[key] = dist[key]
+    return ModelConfig(**kwargs)

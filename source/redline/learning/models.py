@@ -1,0 +1,102 @@
+"""Actor and critic: rsl_rl 5.5.1 ``MLPModel`` instances, run under the precision policy.
+
+The modules are rsl_rl's own, built the way rsl_rl's ``PPO.construct_algorithm`` builds them, so the actor's and
+critic's state dicts have rsl_rl's keys and a redline checkpoint plays in stock Isaac Lab. Only the forward pass is
+ours (:class:`PrecisionNet`): observation normalisation in fp32, hidden layers under the body precision, the last
+``Linear`` (action mean or value head) in fp32.
+"""
+
+from __future__ import annotations
+
+import torch
+from rsl_rl.models import MLPModel
+from rsl_rl.modules import EmpiricalNormalization, GaussianDistribution
+from tensordict import TensorDict
+from torch import nn
+
+from redline.learning.config import ModelConfig
+from redline.learning.precision import Precision
+
+
+def obs_groups_of(actor: ModelConfig, critic: ModelConfig) -> dict[str, list[str]]:
+    """rsl_rl's ``obs_groups`` mapping for the two models."""
+    return {"actor": list(actor.obs_groups), "critic": list(critic.obs_groups)}
+
+
+def build_actor(obs: TensorDict, obs_groups: dict[str, list[str]], num_actions: int, cfg: ModelConfig) -> MLPModel:
+    """The policy: MLPModel(obs set "actor") with a state-independent Gaussian (rsl_rl ``GaussianDistribution``)."""
+    distribution_cfg = {
+        "class_name": GaussianDistribution,
+        "init_std": cfg.init_std,
+        "std_type": cfg.std_type,
+        "std_range": cfg.std_range,
+    }
+    return MLPModel(
+        obs,
+        obs_groups,
+        "actor",
+        num_actions,
+        hidden_dims=list(cfg.hidden_dims),
+        activation=cfg.activation,
+        obs_normalization=cfg.obs_normalization,
+        distribution_cfg=distribution_cfg,
+    )
+
+
+def build_critic(obs: TensorDict, obs_groups: dict[str, list[str]], cfg: ModelConfig) -> MLPModel:
+    """The value function: MLPModel(obs set "critic") with one deterministic output."""
+    return MLPModel(
+        obs,
+        obs_groups,
+        "critic",
+        1,
+        hidden_dims=list(cfg.hidden_dims),
+        activation=cfg.activation,
+        obs_normalization=cfg.obs_normalization,
+    )
+
+
+class PrecisionNet:
+    """Forward pass of an rsl_rl ``MLPModel`` under a :class:`Precision`: returns the fp32 head output.
+
+    Not an ``nn.Module``: it holds no parameters of its own, only the split of ``model.mlp`` into body and head.
+    """
+
+    def __init__(self, model: MLPModel, precision: Precision) -> None:
+        layers = list(model.mlp)
+        if not isinstance(layers[-1], nn.Linear):
+            raise TypeError(f"expected the MLP to end in a Linear head, got {type(layers[-1]).__name__}")
+        self.model, self.precision = model, precision
+        self.body, self.head = tuple(layers[:-1]), layers[-1]
+
+    def __call__(self, obs: TensorDict) -> torch.Tensor:
+        """Head output, fp32, shape ``(B, out_dim)``."""
+        latent = self.model.get_latent(obs).float()  # concatenated groups, normalised in fp32
+        return self.precision.mlp_forward(self.body, self.head, latent)
+
+
+@torch.no_grad()
+def update_obs_normalizer(norm: EmpiricalNormalization, x: torch.Tensor, ok: torch.Tensor) -> None:
+    """rsl_rl's ``EmpiricalNormalization.update`` (single process), applied only where the device flag ``ok``.
+
+    Same running mean/variance merge as rsl_rl, minus its ``torch.tensor(batch_size, device=...)`` (a host-to-device
+    copy that synchronises on CUDA), and a non-finite batch leaves the statistics as they were.
+
+    Args:
+        norm: the model's normaliser; its buffers are updated in place.
+        x: observations, ``(B, obs_dim)``.
+        ok: 0-dim bool; False keeps the statistics unchanged.
+    """
+    if not norm.training or norm.until is not None:
+        raise ValueError("update_obs_normalizer expects a normaliser in training mode without an 'until' limit")
+    var_x, mean_x = torch.var_mean(x, dim=0, correction=0, keepdim=True)
+    count = norm.count + x.shape[0]
+    rate = x.shape[0] / count
+    delta = mean_x - norm._mean
+    mean = norm._mean + rate * delta
+    # var' = var + rate (var_x − var + δ (mean_x − mean'))
+    var = norm._var + rate * (var_x - norm._var + delta * (mean_x - mean))
+    norm._mean.copy_(torch.where(ok, mean, norm._mean))
+    norm._var.copy_(torch.where(ok, var, norm._var))
+    norm._std.copy_(norm._var.sqrt())
+    norm.count.copy_(torch.where(ok, count, norm.count))

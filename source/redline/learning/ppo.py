@@ -1,0 +1,350 @@
+"""The redline PPO learner: rollout bookkeeping, GAE, minibatch updates with gradient accumulation, checkpoints.
+
+Per iteration the caller runs (see :func:`redline.learning.runner.train_iteration`)::
+
+    with torch.inference_mode():
+        for _ in range(cfg.num_steps_per_env):
+            actions = alg.act(obs)
+            obs, rewards, dones, extras = env.step(actions)
+            alg.process_env_step(rewards, dones, extras)
+        alg.compute_returns(obs)
+    metrics = alg.update()            # dict of 0-dim device tensors; read them once
+
+Nothing in this loop reads a device value on the host except :meth:`PPO.update`'s single read of the NaN-guard
+counters at the end of the iteration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+from tensordict import TensorDict
+
+from redline.errors import UserError
+from redline.learning import gaussian
+from redline.learning.advantages import gae, next_values, normalize
+from redline.learning.config import PPOConfig
+from redline.learning.guard import NanGuard
+from redline.learning.losses import entropy_bonus, explained_variance, surrogate_loss, value_loss
+from redline.learning.models import PrecisionNet, build_actor, build_critic, obs_groups_of, update_obs_normalizer
+from redline.learning.optim import FlatAdam, adaptive_lr
+from redline.learning.precision import Precision
+from redline.learning.storage import RolloutStorage
+from redline.learning.value_norm import ValueNormalizer
+
+STEP_METRICS = (
+    "loss",
+    "surrogate_loss",
+    "value_loss",
+    "entropy",
+    "kl",
+    "approx_kl",
+    "clip_fraction",
+    "actor_grad_norm",
+    "critic_grad_norm",
+)
+"""Per-optimizer-step metrics; :meth:`PPO.update` returns their means over the steps taken."""
+
+
+class PPO:
+    """Proximal Policy Optimization on TensorDict batches, with a bf16 body / fp32 island precision policy."""
+
+    def __init__(
+        self, obs: TensorDict, num_actions: int, cfg: PPOConfig, device: torch.device | str = "cpu", seed: int = 0
+    ) -> None:
+        """Args:
+        obs: one observation TensorDict of batch size ``[N]`` (``env.get_observations()``), for shapes.
+        num_actions: A.
+        cfg: hyper-parameters; kept as given (frozen), never modified.
+        device: where the models, the storage and the update live.
+        seed: seeds the learner's own generator (action noise and minibatch order). Network initialisation draws
+            from torch's global generator, as rsl_rl's does; seed that before constructing.
+        """
+        self.cfg = cfg
+        self.device = torch.device(device)
+        self.precision = Precision.resolve(cfg.precision, self.device)
+        obs = obs.to(self.device)
+        self.num_envs = int(obs.batch_size[0])
+        self.num_actions = num_actions
+        groups = obs_groups_of(cfg.actor, cfg.critic)
+        available = set(obs.keys())  # TensorDict has no `in`: membership goes through keys()
+        for role, names in groups.items():
+            missing = [g for g in names if g not in available]
+            if missing:
+                raise UserError(f"{role}.obs_groups: {missing} not in the env's observations {sorted(available)}")
+        self.actor = build_actor(obs, groups, num_actions, cfg.actor).to(self.device)
+        self.critic = build_critic(obs, groups, cfg.critic).to(self.device)
+        self._actor_net = PrecisionNet(self.actor, self.precision)
+        self._critic_net = PrecisionNet(self.critic, self.precision)
+        self.value_normalizer = ValueNormalizer(cfg.uses_value_normalization(self.precision.is_bf16)).to(self.device)
+        self.optimizer = FlatAdam([self.actor.parameters(), self.critic.parameters()], lr=cfg.learning_rate)
+        self.storage = RolloutStorage(
+            cfg.num_steps_per_env, self.num_envs, obs, groups["actor"] + groups["critic"], num_actions, self.device
+        )
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(seed)
+        self.guard = NanGuard(cfg.max_consecutive_skips, self.device)
+        self._rollout_ok = torch.ones((), dtype=torch.bool, device=self.device)
+        self._explained_variance = torch.zeros((), device=self.device)
+        self._mean_reward = torch.zeros((), device=self.device)
+
+    @classmethod
+    def from_env(cls, env: Any, cfg: PPOConfig, device: torch.device | str = "cpu", seed: int = 0) -> PPO:
+        """Build from an rsl_rl-style vec env (``get_observations()``, ``num_actions``)."""
+        return cls(env.get_observations(), env.num_actions, cfg, device=device, seed=seed)
+
+    # ---------------------------------------------------------------------------------------------------------------
+    # Rollout
+
+    @property
+    def learning_rate(self) -> torch.Tensor:
+        """The current learning rate (0-dim device tensor)."""
+        return self.optimizer.lr
+
+    def action_std(self) -> torch.Tensor:
+        """The policy's action std, shape ``(A,)`` (fp32)."""
+        return gaussian.std_of(self.actor.distribution)
+
+    def _values(self, obs: TensorDict) -> torch.Tensor:
+        """V(s) in reward units, fp32, shape ``(B,)``."""
+        return self.value_normalizer.denormalize(self._critic_net(obs).squeeze(-1))
+
+    @torch.no_grad()
+    def act(self, obs: TensorDict) -> torch.Tensor:
+        """Sample actions for ``obs`` and record the step's observation, actions, log-probs, mean/std and values.
+
+        Returns:
+            actions, fp32, ``(N, A)``.
+        """
+        obs = obs.to(self.device)
+        mean = self._actor_net(obs)
+        std = self.action_std().expand_as(mean)
+        actions = gaussian.sample(mean, std, self.generator)
+        self.storage.record_policy(
+            obs,
+            actions=actions,
+            action_mean=mean,
+            action_std=std,
+            log_probs=gaussian.log_prob(actions, mean, std),
+            values=self._values(obs),
+        )
+        return actions
+
+    @torch.no_grad()
+    def act_inference(self, obs: TensorDict) -> torch.Tensor:
+        """Deterministic actions (the policy mean), without recording anything."""
+        return self._actor_net(obs.to(self.device))
+
+    @torch.no_grad()
+    def process_env_step(self, rewards: torch.Tensor, dones: torch.Tensor, extras: Mapping[str, Any]) -> None:
+        """Record the env's response to the last :meth:`act`.
+
+        Args:
+            rewards: ``(N,)``.
+            dones: ``(N,)``, nonzero where the episode ended (terminated or timed out), as Isaac Lab returns it.
+            extras: the env's extras; ``extras["time_outs"]`` (``(N,)`` bool) marks time-outs. A done env that did
+                not time out terminated; a time-out bootstraps from the value function in :meth:`compute_returns`.
+                (Isaac Lab cannot tell a step that both terminated and timed out from a time-out: such a step
+                bootstraps, as in rsl_rl.)
+        """
+        done = dones.to(self.device, torch.bool).reshape(-1)
+        time_outs = extras.get("time_outs")
+        truncated = (
+            time_outs.to(self.device, torch.bool).reshape(-1) & done
+            if time_outs is not None
+            else torch.zeros_like(done)
+        )
+        self.storage.record_env(rewards.to(self.device, torch.float32).reshape(-1), done & ~truncated, truncated)
+
+    @torch.no_grad()
+    def compute_returns(self, last_obs: TensorDict) -> None:
+        """GAE over the finished rollout (fp32), value-normaliser update, advantage normalisation.
+
+        Args:
+            last_obs: the observation after the rollout's last step, batch ``[N]``.
+        """
+        st = self.storage
+        if not st.full:
+            raise RuntimeError(f"compute_returns after {st.step} of {st.num_steps} rollout steps")
+        d = st.data
+        values, rewards = d["values"], d["rewards"]
+        last_values = self._values(last_obs.to(self.device))
+        # a time-out bootstraps from V(s_t): Isaac Lab returns the reset observation, not the final one
+        nxt = next_values(values, last_values, d["truncated"], bootstrap_values=values)
+        advantages, returns = gae(rewards, values, nxt, d["terminated"], d["truncated"], self.cfg.gamma, self.cfg.lam)
+        finite_obs = torch.stack([torch.isfinite(x).all() for x in d["obs"].values()]).all()
+        finite_values = torch.isfinite(values).all() & torch.isfinite(last_values).all()
+        nonfinite = torch.stack((~finite_obs, ~torch.isfinite(rewards).all(), ~finite_values))
+        self._rollout_ok = self.guard.check(nonfinite, first="observations")
+        self.value_normalizer.update(returns, self._rollout_ok)
+        d["returns"].copy_(returns)
+        d["advantages"].copy_(advantages if self.cfg.normalize_advantage_per_mini_batch else normalize(advantages))
+        self._explained_variance = explained_variance(values, returns)
+        self._mean_reward = rewards.mean()
+
+    # ---------------------------------------------------------------------------------------------------------------
+    # Update
+
+    def loss(self, batch: TensorDict, advantages: torch.Tensor | None = None) -> tuple[torch.Tensor, dict]:
+        """The PPO loss of a batch of stored transitions (a slice of ``storage.flat``), with gradients.
+
+        Args:
+            batch: transitions, batch ``[B]``, with the storage's keys.
+            advantages: advantages to use instead of ``batch["advantages"]`` (per-minibatch normalised ones).
+
+        Returns:
+            ``(loss, metrics)``: the scalar loss surrogate + c_v · value − c_e · entropy (fp32), and 0-dim detached
+            metrics (``surrogate_loss``, ``value_loss``, ``entropy``, ``kl``, ``approx_kl``, ``clip_fraction``,
+            ``ratio_dev_max`` = max |ratio − 1|, ``loss``).
+        """
+        cfg = self.cfg
+        obs = batch["obs"]
+        mean = self._actor_net(obs)
+        std = self.action_std()
+        log_prob = gaussian.log_prob(batch["actions"], mean, std)
+        adv = batch["advantages"] if advantages is None else advantages
+        surrogate, surrogate_metrics = surrogate_loss(log_prob, batch["log_probs"], adv, cfg.clip_param)
+        values = self._critic_net(obs).squeeze(-1)  # normalised units when value normalisation is on
+        vn = self.value_normalizer
+        clip = cfg.clip_param if cfg.use_clipped_value_loss else None
+        v_loss, _ = value_loss(values, vn.normalize(batch["values"]), vn.normalize(batch["returns"]), clip)
+        ent_loss, entropy_metrics = entropy_bonus(gaussian.entropy(std))
+        loss = surrogate + cfg.value_loss_coef * v_loss + cfg.entropy_coef * ent_loss
+        with torch.no_grad():
+            kl = gaussian.kl(batch["action_mean"], batch["action_std"], mean, std).mean()
+            ratio_dev = (log_prob - batch["log_probs"]).exp().sub(1.0).abs().max()
+        metrics = {
+            "loss": loss.detach(),
+            "surrogate_loss": surrogate.detach(),
+            "value_loss": v_loss.detach(),
+            "kl": kl,
+            "ratio_dev_max": ratio_dev,
+            **surrogate_metrics,
+            **entropy_metrics,
+        }
+        return loss, metrics
+
+    def update(self) -> dict[str, torch.Tensor]:
+        """Run the epochs x minibatches (x micro-batches) of optimizer steps over the stored rollout.
+
+        Returns:
+            0-dim device tensors: the means over the steps taken of :data:`STEP_METRICS` (NaN when every step was
+            skipped), ``lr`` (after the iteration), ``skipped_steps``, ``explained_variance`` and ``mean_reward``
+            of the rollout, ``first_ratio_dev`` (max |ratio − 1| on the first minibatch, ~0 when the fp32 islands
+            hold).
+
+        Raises:
+            NonFiniteError: ``max_consecutive_skips`` iterations in a row skipped steps on NaN/Inf.
+        """
+        cfg, st, opt = self.cfg, self.storage, self.optimizer
+        if not st.full:
+            raise RuntimeError("update before a complete rollout and compute_returns")
+        opt.bind_grads()
+        sums = torch.zeros(len(STEP_METRICS), device=self.device)
+        steps_taken = torch.zeros((), device=self.device)
+        first_ratio_dev = None
+        for _ in range(cfg.num_learning_epochs):
+            for indices in st.minibatch_indices(cfg.num_mini_batches, self.generator):
+                step, ok, ratio_dev = self._gradient_step(indices)
+                first_ratio_dev = ratio_dev if first_ratio_dev is None else first_ratio_dev
+                sums += torch.where(ok, step, 0.0)
+                steps_taken += ok.float()
+        self._update_obs_normalizers()
+        skipped = self.guard.skipped.clone()
+        self.guard.end_iteration()  # the iteration's one host read; raises after too many skipping iterations
+        st.clear()
+        metrics = dict(zip(STEP_METRICS, (sums / steps_taken).unbind(), strict=True))
+        metrics.update(
+            lr=opt.lr.clone(),
+            skipped_steps=skipped,
+            explained_variance=self._explained_variance,
+            mean_reward=self._mean_reward,
+            first_ratio_dev=first_ratio_dev,
+        )
+        return metrics
+
+    def _gradient_step(self, indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One optimizer step on the minibatch ``indices`` (into ``storage.flat``), accumulated over micro-batches.
+
+        Returns:
+            ``(metrics, ok, ratio_dev)``: the step's :data:`STEP_METRICS` as one vector, whether the step was taken
+            (device bool), and max |ratio − 1| over the minibatch.
+        """
+        cfg, st, opt = self.cfg, self.storage, self.optimizer
+        adv_stats = torch.std_mean(st.flat["advantages"][indices]) if cfg.normalize_advantage_per_mini_batch else None
+        opt.zero_grad()
+        step = torch.zeros(len(STEP_METRICS) - 2, device=self.device)  # all but the two gradient norms
+        ratio_dev = torch.zeros((), device=self.device)
+        for micro, weight in st.micro_batches(indices, cfg.micro_batches):
+            batch = st.train_view[micro]
+            adv = None if adv_stats is None else (batch["advantages"] - adv_stats[1]) / (adv_stats[0] + 1e-8)
+            loss, m = self.loss(batch, adv)
+            # weight = micro size / minibatch size: the gradients add up to the minibatch mean's gradient
+            (loss * weight).backward()
+            step += weight * torch.stack([m[k] for k in STEP_METRICS[:-2]])
+            ratio_dev = torch.maximum(ratio_dev, m["ratio_dev_max"])
+        norms = opt.grad_norms()
+        step = torch.cat((step, norms))
+        if cfg.schedule == "adaptive":
+            kl = step[STEP_METRICS.index("kl")]
+            opt.lr.copy_(adaptive_lr(opt.lr, kl, cfg.desired_kl, cfg.min_learning_rate, cfg.max_learning_rate))
+        nonfinite = torch.cat((~torch.isfinite(step[:1]), ~torch.isfinite(norms)))  # loss, actor/critic gradient
+        ok = self.guard.check(nonfinite, first="loss") & self._rollout_ok
+        opt.step(ok, cfg.max_grad_norm, norms)
+        self.guard.count_step(ok)
+        return step, ok, ratio_dev
+
+    @torch.no_grad()
+    def _update_obs_normalizers(self) -> None:
+        """Merge the rollout's observations into the models' normalisers (rsl_rl's order: after the update);
+        a non-finite rollout leaves them unchanged."""
+        obs = self.storage.flat["obs"]
+        for model in (self.actor, self.critic):
+            if model.obs_normalization:
+                latent = torch.cat([obs[group] for group in model.obs_groups], dim=-1)
+                update_obs_normalizer(model.obs_normalizer, latent, self._rollout_ok)
+
+    # ---------------------------------------------------------------------------------------------------------------
+    # Checkpoints
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything to resume: rsl_rl's keys plus redline's extras (``weights_only``-loadable).
+
+        rsl_rl keys: ``actor_state_dict``, ``critic_state_dict``, ``optimizer_state_dict`` (torch Adam format; the
+        caller adds ``iter`` and ``infos``). Extras: ``value_normalizer_state_dict``, ``value_normalization``,
+        ``rng_state`` (the learner generator), ``learning_rate``, ``nan_guard``, ``precision``. Tensors are copies:
+        training on does not change a state dict already taken.
+        """
+        return {
+            "actor_state_dict": {k: v.detach().clone() for k, v in self.actor.state_dict().items()},
+            "critic_state_dict": {k: v.detach().clone() for k, v in self.critic.state_dict().items()},
+            "optimizer_state_dict": self.optimizer.state_dict(),
+            "value_normalizer_state_dict": {k: v.clone() for k, v in self.value_normalizer.state_dict().items()},
+            "value_normalization": self.value_normalizer.enabled,
+            "rng_state": {"generator": self.generator.get_state()},
+            "learning_rate": float(self.optimizer.lr),
+            "nan_guard": self.guard.state_dict(),
+            "precision": self.precision.mode,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:
+        """Restore :meth:`state_dict`; an rsl_rl checkpoint (no extras) loads its models and optimizer only."""
+        enabled = state.get("value_normalization")
+        if enabled is not None and bool(enabled) != self.value_normalizer.enabled:
+            raise UserError(
+                f"value_normalization: the checkpoint's critic was trained with it {'on' if enabled else 'off'}; "
+                f"set value_normalization={bool(enabled)} to resume it"
+            )
+        self.actor.load_state_dict(state["actor_state_dict"], strict=strict)
+        self.critic.load_state_dict(state["critic_state_dict"], strict=strict)
+        if "optimizer_state_dict" in state:
+            self.optimizer.load_state_dict(state["optimizer_state_dict"])
+        if "value_normalizer_state_dict" in state:
+            self.value_normalizer.load_state_dict(state["value_normalizer_state_dict"])
+        if "rng_state" in state:
+            self.generator.set_state(state["rng_state"]["generator"].cpu())
+        if "nan_guard" in state:
+            self.guard.load_state_dict(state["nan_guard"])
+        self.optimizer.bind_grads()

@@ -1,0 +1,88 @@
+"""The precision policy, in one place: what runs in bf16 and what stays in fp32.
+
+bf16 (``torch.autocast``) covers the hidden layers of the actor and critic MLPs, where almost all the arithmetic is.
+Everything that a rounding error would bias stays fp32: observation normalisation, the output heads (the action mean
+and the value are computed by an fp32 last ``Linear`` on the fp32-cast hidden activation), log-probabilities, the
+ratio, GAE, advantage normalisation, value targets, the master weights and the optimizer state. bf16 has fp32's
+exponent range, so no GradScaler is needed (only fp16 needs one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import nn
+
+from redline.errors import UserError
+
+PRECISIONS = ("auto", "bf16", "fp32")
+"""Accepted values of ``--precision`` / ``PPOConfig.precision``."""
+
+
+def bf16_supported(device: torch.device | str) -> bool:
+    """True on CUDA devices with native bf16 tensor cores (compute capability 8.0+, Ampere and later)."""
+    device = torch.device(device)
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return False
+    return torch.cuda.get_device_capability(device)[0] >= 8
+
+
+@dataclass(frozen=True)
+class Precision:
+    """Which arithmetic the network bodies use: ``"bf16"`` (autocast) or ``"fp32"``."""
+
+    mode: Literal["bf16", "fp32"] = "fp32"
+    """``"bf16"``: hidden layers under bf16 autocast, everything else fp32. ``"fp32"``: all fp32."""
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("bf16", "fp32"):
+            raise UserError(f"precision: unknown mode '{self.mode}' (valid: bf16, fp32)")
+
+    @classmethod
+    def resolve(cls, requested: str, device: torch.device | str) -> Precision:
+        """Turn ``"auto" | "bf16" | "fp32"`` into a concrete policy for ``device``.
+
+        ``"auto"`` is bf16 on CUDA devices that support it and fp32 elsewhere (CPUs without AMX run bf16 slower
+        than fp32, so bf16 on CPU is opt-in).
+        """
+        if requested not in PRECISIONS:
+            raise UserError(f"precision: unknown value '{requested}' (valid: {', '.join(PRECISIONS)})")
+        if requested == "auto":
+            return cls("bf16" if bf16_supported(device) else "fp32")
+        return cls(requested)  # type: ignore[arg-type]
+
+    @property
+    def is_bf16(self) -> bool:
+        """True when the network bodies run under bf16 autocast."""
+        return self.mode == "bf16"
+
+    def body_autocast(self, device: torch.device | str) -> contextlib.AbstractContextManager:
+        """The context to run a network body in: bf16 autocast, or nothing under fp32."""
+        if not self.is_bf16:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16)
+
+    def mlp_forward(self, body: Sequence[nn.Module], head: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+        """Run ``body`` (hidden layers) under the body precision, then ``head`` in fp32 outside autocast.
+
+        Args:
+            body: The hidden ``Linear``/activation layers, in order.
+            head: The last ``Linear`` layer (the action-mean or value head); its weights are fp32.
+            x: fp32 input, shape ``(B, in_dim)``.
+
+        Returns:
+            The head output in fp32, shape ``(B, out_dim)``.
+        """
+        with self.body_autocast(x.device):
+            for layer in body:
+                x = layer(x)
+        # fp32 head: cast the (possibly bf16) hidden activation up and run the last Linear outside any autocast
+        x = x.float()
+        if torch.is_autocast_enabled(x.device.type):  # a caller wrapped us in autocast: the head still stays fp32
+            with torch.autocast(device_type=x.device.type, enabled=False):
+                return head(x)
+        return head(x)

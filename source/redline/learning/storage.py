@@ -1,0 +1,139 @@
+"""Rollout storage: one preallocated TensorDict of batch size ``[T, N]``, written in place each env step.
+
+Layout (all on the learner's device; ``A`` = action dim)::
+
+    obs/<group>   (T, N, *group_shape)  observation groups the actor or critic read, e.g. obs/policy, obs/critic
+    actions       (T, N, A)   fp32      sampled actions
+    action_mean   (T, N, A)   fp32      rollout policy mean
+    action_std    (T, N, A)   fp32      rollout policy std
+    log_probs     (T, N)      fp32      log pi_old(a_t | s_t)
+    values        (T, N)      fp32      V(s_t) in reward units (denormalised)
+    rewards       (T, N)      fp32      r_t
+    terminated    (T, N)      bool      the episode reached a terminal state at step t
+    truncated     (T, N)      bool      the episode was cut by a time-out at step t
+    advantages    (T, N)      fp32      filled by the learner after the rollout
+    returns       (T, N)      fp32      value targets, filled by the learner after the rollout
+
+Minibatches are index sets into the flattened ``T * N`` batch: one ``torch.randperm`` per epoch on the device, drawn
+from the generator passed in, so a run's minibatch order is reproducible and checkpointable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+from tensordict import TensorDict
+
+
+class RolloutStorage:
+    """A fixed-size ``[T, N]`` rollout buffer with a flat ``[T * N]`` view for minibatching."""
+
+    def __init__(
+        self,
+        num_steps: int,
+        num_envs: int,
+        obs: TensorDict,
+        obs_groups: Iterable[str],
+        num_actions: int,
+        device: torch.device | str,
+    ) -> None:
+        """Args:
+        num_steps: T, env steps per rollout.
+        num_envs: N.
+        obs: one observation TensorDict of batch size ``[N]``, for the groups' shapes and dtypes.
+        obs_groups: the groups to store (the union of the actor's and critic's).
+        num_actions: A.
+        device: where the buffer lives.
+        """
+        self.num_steps, self.num_envs, self.device = num_steps, num_envs, torch.device(device)
+        shape = (num_steps, num_envs)
+
+        def zeros(*trailing: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+            return torch.zeros(*shape, *trailing, dtype=dtype, device=self.device)
+
+        groups = {g: zeros(*obs[g].shape[1:], dtype=obs[g].dtype) for g in dict.fromkeys(obs_groups)}
+        self.data = TensorDict(
+            {
+                "obs": TensorDict(groups, batch_size=shape, device=self.device),
+                "actions": zeros(num_actions),
+                "action_mean": zeros(num_actions),
+                "action_std": zeros(num_actions),
+                "log_probs": zeros(),
+                "values": zeros(),
+                "rewards": zeros(),
+                "terminated": zeros(dtype=torch.bool),
+                "truncated": zeros(dtype=torch.bool),
+                "advantages": zeros(),
+                "returns": zeros(),
+            },
+            batch_size=shape,
+            device=self.device,
+        )
+        self.flat = self.data.reshape(-1)
+        """The same storage viewed as batch ``[T * N]`` (leaves are views, no copy)."""
+        self.train_view = self.flat.exclude("rewards", "terminated", "truncated")
+        """:attr:`flat` without the keys the loss does not read, so indexing a minibatch gathers only what it uses."""
+        self._obs = {g: self.data["obs", g] for g in groups}  # direct leaf handles: one copy_ per write
+        self._policy_keys = ("actions", "action_mean", "action_std", "log_probs", "values")
+        self._leaves = {k: self.data[k] for k in (*self._policy_keys, "rewards", "terminated", "truncated")}
+        self.step = 0
+        """Index of the env step being recorded (0..T); the rollout is complete at T."""
+
+    @property
+    def batch_size(self) -> int:
+        """T * N."""
+        return self.num_steps * self.num_envs
+
+    @property
+    def full(self) -> bool:
+        """All T steps of the rollout have been recorded."""
+        return self.step == self.num_steps
+
+    def record_policy(self, obs: TensorDict, **fields: torch.Tensor) -> None:
+        """Write the observation and the policy outputs of the current step (``actions``, ``action_mean``,
+        ``action_std``, ``log_probs``, ``values``), in place."""
+        if self.step >= self.num_steps:
+            raise RuntimeError(f"rollout storage is full ({self.num_steps} steps); call clear() after the update")
+        t = self.step
+        for group, buf in self._obs.items():
+            buf[t].copy_(obs[group])
+        for key in self._policy_keys:
+            self._leaves[key][t].copy_(fields[key])
+
+    def record_env(self, rewards: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor) -> None:
+        """Write the env's response to the current step and advance to the next step."""
+        t = self.step
+        self._leaves["rewards"][t].copy_(rewards)
+        self._leaves["terminated"][t].copy_(terminated)
+        self._leaves["truncated"][t].copy_(truncated)
+        self.step += 1
+
+    def clear(self) -> None:
+        """Start a new rollout (the buffers are overwritten, not freed)."""
+        self.step = 0
+
+    def minibatch_indices(self, num_mini_batches: int, generator: torch.Generator) -> torch.Tensor:
+        """One epoch's minibatches: a random permutation of ``range(T * N)`` cut into ``(num_mini_batches, size)``.
+
+        ``size = T * N // num_mini_batches``; the remainder (if any) sits out this epoch, as in rsl_rl.
+        """
+        size = self.batch_size // num_mini_batches
+        if size == 0:
+            raise ValueError(f"num_mini_batches={num_mini_batches} exceeds the batch of {self.batch_size} samples")
+        perm = torch.randperm(self.batch_size, generator=generator, device=self.device)
+        return perm[: num_mini_batches * size].view(num_mini_batches, size)
+
+    @staticmethod
+    def micro_batches(indices: torch.Tensor, count: int) -> list[tuple[torch.Tensor, float]]:
+        """Split one minibatch's indices into ``count`` near-equal micro-batches.
+
+        Returns:
+            ``(indices, weight)`` pairs with weight = micro size / minibatch size, so that the weighted sum of the
+            micro-batch means equals the minibatch mean (the weights sum to 1).
+        """
+        total = indices.shape[0]
+        if not 1 <= count <= total:
+            raise ValueError(f"micro_batches={count} must lie in [1, {total}] (the minibatch size)")
+        parts = indices.tensor_split(count)
+        return [(part, part.shape[0] / total) for part in parts]

@@ -1,0 +1,94 @@
+"""A tiny batched linear-dynamics environment for tests and benchmarks (no simulator).
+
+It has the interface of Isaac Lab's ``RslRlVecEnvWrapper`` (and subclasses rsl_rl's ``VecEnv``), so the same object
+drives the redline learner and rsl_rl's ``OnPolicyRunner``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from rsl_rl.env import VecEnv
+from tensordict import TensorDict
+
+
+class DummyVecEnv(VecEnv):
+    """Steer a noisy linear system to the origin.
+
+    State x in R^num_actions (one controllable dimension per action), action a in R^num_actions::
+
+        x' = x + B a + noise_std * eps,   B = 0.3 (I + 0.2 R),   eps ~ N(0, I)
+        r  = exp(-mean(x'^2)) - action_cost * mean(a^2)        (~1 when held at the origin)
+
+    Doing nothing keeps x where it started (reward ~0.5 from x ~ U(-1.5, 1.5)); a good policy drives it to the
+    origin (reward ~1). The ``policy`` observation is ``[x, x M]`` with a fixed random mix M filling it up to
+    ``num_obs`` dims; with ``critic_obs`` a ``critic`` group adds the episode progress t / max_episode_length. An
+    episode terminates when any |x_i| exceeds ``limit`` and times out after ``max_episode_length`` steps; done envs
+    reset. All randomness comes from the env's own generator (``seed``).
+    """
+
+    def __init__(
+        self,
+        num_envs: int = 64,
+        num_obs: int = 4,
+        num_actions: int = 2,
+        max_episode_length: int = 40,
+        device: torch.device | str = "cpu",
+        seed: int = 0,
+        noise_std: float = 0.05,
+        action_cost: float = 0.01,
+        init_range: float = 1.5,
+        limit: float = 3.0,
+        critic_obs: bool = False,
+    ) -> None:
+        if num_obs < num_actions:
+            raise ValueError(f"num_obs ({num_obs}) must be >= num_actions ({num_actions})")
+        self.num_envs, self.num_obs, self.num_actions = num_envs, num_obs, num_actions
+        self.max_episode_length = max_episode_length
+        self.device = torch.device(device)
+        self.cfg: dict = {}
+        self.noise_std, self.action_cost, self.init_range, self.limit = noise_std, action_cost, init_range, limit
+        self.critic_obs = critic_obs
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(seed)
+        eye = torch.eye(num_actions, device=self.device)
+        mix = torch.randn(num_actions, num_actions, generator=self.generator, device=self.device)
+        self.B = 0.3 * (eye + 0.2 * mix)
+        self.M = torch.randn(num_actions, num_obs - num_actions, generator=self.generator, device=self.device)
+        self.M /= math.sqrt(num_actions)
+        self.state = torch.zeros(num_envs, num_actions, device=self.device)
+        self.episode_length_buf = torch.zeros(num_envs, dtype=torch.long, device=self.device)
+        self._reset(torch.ones(num_envs, dtype=torch.bool, device=self.device))
+
+    def _reset(self, mask: torch.Tensor) -> None:
+        shape = (self.num_envs, self.num_actions)
+        fresh = (torch.rand(shape, generator=self.generator, device=self.device) * 2.0 - 1.0) * self.init_range
+        self.state = torch.where(mask.unsqueeze(-1), fresh, self.state)
+        self.episode_length_buf = torch.where(mask, 0, self.episode_length_buf)
+
+    def get_observations(self) -> TensorDict:
+        """``{"policy": (N, num_obs)}`` (and ``"critic": (N, num_obs + 1)`` with ``critic_obs``), batch ``[N]``."""
+        policy = torch.cat((self.state, self.state @ self.M), dim=-1)
+        obs = {"policy": policy}
+        if self.critic_obs:
+            progress = (self.episode_length_buf.float() / self.max_episode_length).unsqueeze(-1)
+            obs["critic"] = torch.cat((policy, progress), dim=-1)
+        return TensorDict(obs, batch_size=[self.num_envs], device=self.device)
+
+    def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict]:
+        """Advance all envs; returns ``(obs, rewards (N,), dones (N,) long, {"time_outs": (N,) bool, "log": {}})``.
+
+        As in Isaac Lab, done envs are reset before the observation is taken, and ``time_outs`` may overlap a
+        termination.
+        """
+        actions = actions.to(self.device, torch.float32)
+        noise = torch.randn(self.state.shape, generator=self.generator, device=self.device)
+        self.state = self.state + actions @ self.B.T + self.noise_std * noise
+        rewards = torch.exp(-self.state.square().mean(-1)) - self.action_cost * actions.square().mean(-1)
+        self.episode_length_buf += 1
+        terminated = (self.state.abs() > self.limit).any(-1)
+        time_outs = self.episode_length_buf >= self.max_episode_length
+        dones = terminated | time_outs
+        self._reset(dones)
+        return self.get_observations(), rewards, dones.long(), {"time_outs": time_outs, "log": {}}

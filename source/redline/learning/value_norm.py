@@ -1,0 +1,62 @@
+"""Value normalisation: the critic learns returns scaled by running statistics, so its targets stay O(1).
+
+The critic's raw output is a normalised value; the learner denormalises it (V = mu + sigma * v) wherever a value in
+reward units is needed (GAE), and normalises the targets (and the rollout values used for value clipping) with the
+statistics of the current iteration. The statistics are the running mean and variance of all value targets seen so
+far (Chan et al.'s parallel merge), updated once per iteration before the update epochs. Unlike PopArt the critic's
+last layer is not rescaled when the statistics move; the per-iteration change is small once a few batches are in.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class ValueNormalizer(nn.Module):
+    """Running mean/std of value targets; an identity when ``enabled`` is False (its buffers still checkpoint)."""
+
+    def __init__(self, enabled: bool, min_std: float = 1e-2) -> None:
+        """Args:
+        enabled: normalise (True) or pass values through unchanged (False).
+        min_std: floor of the std used to scale [reward units], so near-constant returns do not blow up targets.
+        """
+        super().__init__()
+        self.enabled = enabled
+        self.min_std = min_std
+        self.register_buffer("mean", torch.zeros(()))
+        self.register_buffer("var", torch.ones(()))
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+
+    @property
+    def std(self) -> torch.Tensor:
+        """The scale sigma = max(sqrt(var), min_std), 0-dim."""
+        return self.var.sqrt().clamp_min(self.min_std)
+
+    def normalize(self, values: torch.Tensor) -> torch.Tensor:
+        """v = (V − mu) / sigma."""
+        return (values - self.mean) / self.std if self.enabled else values
+
+    def denormalize(self, values: torch.Tensor) -> torch.Tensor:
+        """V = mu + sigma * v."""
+        return torch.addcmul(self.mean, values, self.std) if self.enabled else values
+
+    @torch.no_grad()
+    def update(self, targets: torch.Tensor, ok: torch.Tensor) -> None:
+        """Merge the statistics of ``targets`` (any shape) into the running ones, only where the device flag ``ok``.
+
+        A non-finite batch must not poison the statistics for good, so the merge is a ``torch.where`` on ``ok``
+        (no host sync).
+        """
+        if not self.enabled:
+            return
+        var_b, mean_b = torch.var_mean(targets.float(), correction=0)
+        total = self.count + targets.numel()
+        w = (targets.numel() / total).float()  # weight of the new batch, n_b / (n + n_b)
+        delta = mean_b - self.mean
+        # mu' = mu + w δ ;  var' = (1 − w) var + w var_b + w (1 − w) δ²
+        mean = self.mean + w * delta
+        var = (1.0 - w) * self.var + w * var_b + w * (1.0 - w) * delta.square()
+        self.mean.copy_(torch.where(ok, mean, self.mean))
+        self.var.copy_(torch.where(ok, var, self.var))
+        self.count.copy_(torch.where(ok, total, self.count))

@@ -1,0 +1,57 @@
+"""The precision policy: resolution, bf16 bodies, fp32 heads."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from redline.errors import UserError
+from redline.learning.precision import Precision
+
+
+def test_resolve() -> None:
+    assert Precision.resolve("auto", "cpu") == Precision("fp32")
+    assert Precision.resolve("bf16", "cpu").is_bf16
+    assert not Precision.resolve("fp32", "cpu").is_bf16
+    with pytest.raises(UserError, match="valid: auto, bf16, fp32"):
+        Precision.resolve("fp16", "cpu")
+    with pytest.raises(UserError):
+        Precision("half")  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_auto_is_bf16_on_capable_cuda() -> None:
+    expected = "bf16" if torch.cuda.get_device_capability(0)[0] >= 8 else "fp32"
+    assert Precision.resolve("auto", "cuda:0").mode == expected
+
+
+def _mlp() -> tuple[list[nn.Module], nn.Linear]:
+    torch.manual_seed(0)
+    return [nn.Linear(6, 32), nn.ELU(), nn.Linear(32, 32), nn.ELU()], nn.Linear(32, 3)
+
+
+def test_bf16_body_fp32_head() -> None:
+    body, head = _mlp()
+    seen: dict[str, torch.dtype] = {}
+    body[2].register_forward_hook(lambda m, i, o: seen.__setitem__("hidden", o.dtype))
+    head.register_forward_hook(lambda m, i, o: seen.update(head_in=i[0].dtype, head_out=o.dtype))
+    x = torch.randn(8, 6)
+    out = Precision("bf16").mlp_forward(body, head, x)
+    assert seen == {"hidden": torch.bfloat16, "head_in": torch.float32, "head_out": torch.float32}
+    assert out.dtype == torch.float32 and head.weight.dtype == torch.float32
+    # the head is a true fp32 matmul of the (bf16-rounded) hidden activation
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        h = x
+        for layer in body:
+            h = layer(h)
+    assert torch.equal(out, head(h.float()))
+    # and it stays fp32 inside an outer autocast region
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert Precision("bf16").mlp_forward(body, head, x).dtype == torch.float32
+
+
+def test_fp32_is_the_plain_forward() -> None:
+    body, head = _mlp()
+    x = torch.randn(8, 6)
+    assert torch.equal(Precision("fp32").mlp_forward(body, head, x), nn.Sequential(*body, head)(x))
