@@ -96,7 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="learning iterations (default: the agent config's)",
     )
-    train.add_argument("--learner", default="rsl_rl", help="rsl_rl (rsl_rl 5.5.1's OnPolicyRunner)")
+    train.add_argument(
+        "--learner", default="redline", help="redline (default) | rsl_rl (rsl_rl 5.5.1's OnPolicyRunner, the anchor)"
+    )
+    train.add_argument(
+        "--precision", default="auto", help="redline learner: auto (bf16 on capable CUDA GPUs, else fp32) | bf16 | fp32"
+    )
     train.add_argument("--run_name", default=None, help="suffix of the run folder name")
 
     play = sub.add_parser(

@@ -11,11 +11,13 @@ from typing import Any
 from redline import tasks
 from redline.device import resolve_device
 from redline.errors import UserError
+from redline.learning.precision import PRECISIONS
 from redline.tasks import apply_seeding
 from redline.training.runs import DEFAULT_LOG_ROOT, new_run_dir
 
-LEARNERS = ("rsl_rl",)
-"""Selectable learners; ``rsl_rl`` is rsl_rl 5.5.1's OnPolicyRunner, the anchor redline compares against."""
+LEARNERS = ("redline", "rsl_rl")
+"""Selectable learners: ``redline`` (:mod:`redline.learning`) and ``rsl_rl`` (rsl_rl 5.5.1's OnPolicyRunner, the
+anchor redline is measured against)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,10 +34,12 @@ class TrainOptions:
     """Seed of the env and the learner."""
     max_iterations: int | None = None
     """Learning iterations; None: the agent config's ``max_iterations``."""
-    learner: str = "rsl_rl"
     seeding: str | None = None
     """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
+    learner: str = "redline"
     """One of :data:`LEARNERS`."""
+    precision: str = "auto"
+    """redline learner: ``auto`` (bf16 on CUDA GPUs that support it, else fp32), ``bf16`` or ``fp32``."""
     run_name: str | None = None
     """Suffix of the run folder name."""
     log_root: Path = DEFAULT_LOG_ROOT
@@ -48,6 +52,8 @@ def prepare(opts: TrainOptions) -> tuple[str, str, Any, Any]:
     """Validate ``opts`` and return ``(task, device, env_cfg, agent_cfg)`` with the options applied."""
     if opts.learner not in LEARNERS:
         raise UserError(f"--learner: unknown learner '{opts.learner}' (valid: {', '.join(LEARNERS)})")
+    if opts.precision not in PRECISIONS:
+        raise UserError(f"--precision: unknown precision '{opts.precision}' (valid: {', '.join(PRECISIONS)})")
     task = tasks.resolve_task_id(opts.task)
     device = resolve_device(opts.device)
     env_cfg, agent_cfg = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", list(opts.overrides))
@@ -72,6 +78,8 @@ def train(opts: TrainOptions) -> Path:
     from isaaclab.utils.io import dump_yaml
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
+    from redline.learning import PPOConfig
+    from redline.training.redline_runner import RedlineRunner
     from redline.training.rsl_rl import RslRlRunner, runner_cfg_dict
     from redline.training.sim import isaaclab_env
 
@@ -84,9 +92,14 @@ def train(opts: TrainOptions) -> Path:
     dump_yaml(str(run_dir / "params" / "agent.yaml"), agent_cfg)
     with isaaclab_env(task, env_cfg, device) as env:
         vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
-        runner = RslRlRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=str(run_dir), device=device)
         start = time.perf_counter()
-        runner.learn(agent_cfg.max_iterations, init_at_random_ep_len=agent_cfg.init_at_random_ep_len)
+        if opts.learner == "rsl_rl":
+            runner = RslRlRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=str(run_dir), device=device)
+            runner.learn(agent_cfg.max_iterations, init_at_random_ep_len=agent_cfg.init_at_random_ep_len)
+        else:
+            cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision)
+            redline_runner = RedlineRunner(vec_env, cfg, run_dir, device, opts.seed, agent_cfg.save_interval)
+            redline_runner.learn(agent_cfg.max_iterations)
         elapsed = time.perf_counter() - start
     last = _last_record(run_dir / "metrics.jsonl")
     print(

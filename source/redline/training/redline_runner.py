@@ -1,0 +1,135 @@
+"""The redline learner driven over an Isaac Lab env: timing, per-iteration metrics, atomic checkpoints.
+
+The hot loop reads nothing from the device: episode statistics and the learner's metrics stay on the device
+and are read once at the end of each iteration (one ``tolist``), together with the NaN guard's counters.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from redline.learning import PPO, PPOConfig
+from redline.training.checkpoints import save_atomic
+from redline.training.episodes import EpisodeTracker
+from redline.training.metrics import MetricsLog
+
+LEARNER_KEYS = {
+    "surrogate_loss": "surrogate_loss",
+    "value_loss": "value_loss",
+    "entropy": "entropy",
+    "kl": "kl",
+    "lr": "lr",
+    "skipped_steps": "skipped_steps",
+    "clip_fraction": "clip_fraction",
+    "explained_variance": "explained_variance",
+    "first_ratio_dev": "first_ratio_dev",
+}
+"""Learner metric -> ``metrics.jsonl`` key."""
+
+
+class RedlineRunner:
+    """Trains :class:`redline.learning.PPO` on an rsl_rl-style vec env (Isaac Lab's ``RslRlVecEnvWrapper``).
+
+    Args:
+        env: the wrapped env (``get_observations``, ``step``, ``num_envs``, ``num_actions``, ``device``).
+        cfg: the learner's hyper-parameters.
+        run_dir: where checkpoints and ``metrics.jsonl`` go (None: no files, e.g. for play).
+        device: where the learner lives.
+        seed: seed of the learner's own generator (action noise, minibatch order).
+        save_interval: save ``model_<it>.pt`` every this many iterations (and after the last).
+    """
+
+    def __init__(
+        self, env: Any, cfg: PPOConfig, run_dir: Path | None, device: str, seed: int, save_interval: int = 50
+    ) -> None:
+        self.env = env
+        self.cfg = cfg
+        self.run_dir = run_dir
+        self.device = device
+        self.save_interval = save_interval
+        self.alg = PPO.from_env(env, cfg, device=device, seed=seed)
+        self.iteration = -1  # the last finished iteration
+
+    def learn(self, num_iterations: int) -> None:
+        """Run ``num_iterations`` iterations after :attr:`iteration`."""
+        env, alg = self.env, self.alg
+        writer = None
+        if self.run_dir is not None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            writer = SummaryWriter(log_dir=str(self.run_dir), flush_secs=10)
+        metrics = MetricsLog(self.run_dir, num_iterations, writer=writer) if self.run_dir is not None else None
+        tracker = EpisodeTracker(env.num_envs, env.device)
+        steps_per_iteration = self.cfg.num_steps_per_env * env.num_envs
+        obs = env.get_observations()
+        t_start = time.perf_counter()
+        env_steps = 0
+        first = self.iteration + 1
+        try:
+            for it in range(first, first + num_iterations):
+                t0 = time.perf_counter()
+                with torch.inference_mode():
+                    for _ in range(self.cfg.num_steps_per_env):
+                        actions = alg.act(obs)
+                        obs, rewards, dones, extras = env.step(actions.to(env.device))
+                        alg.process_env_step(rewards, dones, extras)
+                        tracker.step(rewards, dones, extras.get("log"))
+                    alg.compute_returns(obs)
+                t1 = time.perf_counter()
+                learner = alg.update()  # reads the NaN guard's counters: the iteration's sync point
+                t2 = time.perf_counter()
+                self.iteration = it
+                env_steps += steps_per_iteration
+                if metrics is not None:
+                    keys = list(LEARNER_KEYS)
+                    values = torch.stack([learner[k].float().reshape(()) for k in keys]).tolist()
+                    record: dict[str, Any] = {
+                        "iteration": it,
+                        "env_steps": env_steps,
+                        "wall_time_s": round(time.perf_counter() - t_start, 4),
+                        "sps": steps_per_iteration / (t2 - t0),
+                        **tracker.read(),
+                        "collect_s": t1 - t0,
+                        "learn_s": t2 - t1,
+                        "update_s": t2 - t1,
+                        "precision": alg.precision.mode,
+                    }
+                    record.update({LEARNER_KEYS[k]: v for k, v in zip(keys, values, strict=True)})
+                    metrics.write(record)
+                last = it == first + num_iterations - 1
+                if self.run_dir is not None and (it % self.save_interval == 0 or last):
+                    self.save(self.run_dir / f"model_{it}.pt")
+        finally:
+            if metrics is not None:
+                metrics.close()
+            if writer is not None:
+                writer.close()
+
+    def save(self, path: Path) -> None:
+        """Atomically write a checkpoint with rsl_rl's keys (Isaac Lab's stock play loads it) plus redline's."""
+        state = self.alg.state_dict()
+        state["iter"] = self.iteration
+        state["infos"] = None
+        streams = self._streams()
+        if streams is not None:
+            state["seeding_state_dict"] = streams.state_dict()
+        os.makedirs(path.parent, exist_ok=True)
+        save_atomic(state, path)
+
+    def load(self, checkpoint: dict[str, Any]) -> None:
+        """Restore a checkpoint (from :func:`~redline.training.checkpoints.load_checkpoint`); training continues
+        at the iteration after the saved one."""
+        self.alg.load_state_dict(checkpoint)
+        self.iteration = int(checkpoint["iter"])
+        streams = self._streams()
+        if streams is not None and "seeding_state_dict" in checkpoint:
+            streams.load_state_dict(checkpoint["seeding_state_dict"])
+
+    def _streams(self) -> Any:
+        """The env's per-env seeding streams (redline tasks), or None."""
+        return getattr(getattr(self.env, "unwrapped", None), "streams", None)
