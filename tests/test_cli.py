@@ -22,7 +22,7 @@ from redline.cli import main
         (["train", "--task", "Redline-Cartpole", "--device", "tpu"], "valid: cpu, cuda, cuda:N"),
         (
             ["train", "--task", "Redline-Cartpole", "--learner", "sb3"],
-            "--learner: unknown learner 'sb3' (valid: rsl_rl",
+            "--learner: unknown learner 'sb3' (valid: redline, rsl_rl)",
         ),
         (["train", "--task", "Redline-Cartpole", "--frobnicate"], "unrecognized argument '--frobnicate'"),
         (["play", "--task", "Redline-Cartpole", "--checkpoint", "/no/such/model_3.pt"], "does not exist"),
