@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -112,8 +113,16 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--steps", type=_positive_int("--steps"), default=500, help="env steps to run (default: 500)")
 
     bench = sub.add_parser("bench", help="benchmarks whose output the README quotes (not timed tests)")
-    bench.add_argument("what", choices=["seeding"], help="seeding: per-reset cost of each seeding strategy")
-    bench.add_argument("--num_envs", type=_positive_int("--num_envs"), default=4096, help="envs (default: 4096)")
+    bench.add_argument(
+        "what",
+        choices=["seeding", "learner"],
+        help="seeding: per-reset cost of each strategy; learner: redline vs rsl_rl PPO on a synthetic env",
+    )
+    bench.add_argument("--num_envs", type=_positive_int("--num_envs"), default=4096, help="seeding: envs (4096)")
+    bench.add_argument("--shape", choices=["legged", "tiny"], default="legged", help="learner: legged | tiny")
+    bench.add_argument("--precision", choices=["bf16", "fp32"], default="fp32", help="learner: bf16 | fp32")
+    bench.add_argument("--iterations", type=_positive_int("--iterations"), default=3, help="learner: timed its")
+    bench.add_argument("--json", action="store_true", help="learner: print the result as one JSON object")
     bench.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
     bench.add_argument("--task", default=None, help="also time one env step of this task, to quote a share")
 
@@ -163,6 +172,15 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
         from redline.device import resolve_device
 
         device = resolve_device(args.device)
+        if args.what == "learner":
+            from redline.bench_learner import bench_learner, print_learner
+
+            result = bench_learner(args.shape, args.precision, device, args.iterations)
+            if args.json:
+                print(json.dumps(result))
+            else:
+                print_learner(result)
+            return 0
         print_seeding(bench_seeding(args.num_envs, device, args.task), args.num_envs, device)
         return 0
     if args.command == "train":

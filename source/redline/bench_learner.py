@@ -1,0 +1,189 @@
+"""``redline bench learner``: redline's PPO vs rsl_rl 5.5.1's, side by side in one process, no simulator.
+
+Both learners train on the same synthetic batched env (:class:`redline.learning.testing.DummyVecEnv`) with the same
+shapes, hyper-parameters and seeds. rsl_rl runs its own ``OnPolicyRunner.learn`` loop body (act, step, NaN check,
+process_env_step, compute_returns, update) without its logger; redline runs :class:`RedlineRunner`'s loop body.
+Each learner's first iteration is a warm-up and is not timed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+SHAPES = {
+    # legged_gym's shape: 4096 envs x 24 steps, obs 48, act 12, [512, 256, 128] actor and critic, 5 x 4 updates
+    "legged": {"num_envs": 4096, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [512, 256, 128]},
+    # the overhead floor: the same networks and schedule at 8 envs, where arithmetic is negligible
+    "tiny": {"num_envs": 8, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [512, 256, 128]},
+}
+"""Benchmark shapes."""
+
+
+def rsl_rl_cfg(shape: dict[str, Any], bf16: bool) -> dict[str, Any]:
+    """The rsl_rl runner config both learners read (rsl_rl's legged-gym PPO hyper-parameters)."""
+    model = {"class_name": "MLPModel", "hidden_dims": shape["hidden"], "activation": "elu", "obs_normalization": False}
+    return {
+        "num_steps_per_env": shape["steps"],
+        "save_interval": 1000,
+        "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
+        "actor": {**model, "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": 1.0}},
+        "critic": dict(model),
+        "algorithm": {
+            "class_name": "PPO",
+            "num_learning_epochs": 5,
+            "num_mini_batches": 4,
+            "learning_rate": 1e-3,
+            "schedule": "adaptive",
+            "desired_kl": 0.01,
+            "clip_param": 0.2,
+            "gamma": 0.99,
+            "lam": 0.95,
+            "value_loss_coef": 1.0,
+            "entropy_coef": 0.01,
+            "max_grad_norm": 1.0,
+            "use_clipped_value_loss": True,
+            "use_mixed_precision": bf16,
+        },
+    }
+
+
+@dataclasses.dataclass
+class Timing:
+    """Seconds per iteration of one learner (medians over the timed iterations)."""
+
+    rollout_s: float
+    update_s: float
+    ops_per_update: int | None = None
+
+    @property
+    def total_s(self) -> float:
+        return self.rollout_s + self.update_s
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize(device)
+
+
+def _time(rollout: Callable[[], None], update: Callable[[], None], iterations: int, device: str) -> Timing:
+    rollout()
+    update()  # warm-up
+    r, u = [], []
+    for _ in range(iterations):
+        _sync(device)
+        t0 = time.perf_counter()
+        rollout()
+        _sync(device)
+        t1 = time.perf_counter()
+        update()
+        _sync(device)
+        r.append(t1 - t0)
+        u.append(time.perf_counter() - t1)
+    return Timing(statistics.median(r), statistics.median(u))
+
+
+def _count_ops(rollout: Callable[[], None], update: Callable[[], None]) -> int:
+    """aten ops (CPU dispatcher calls) of one update, counted with torch.profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    rollout()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        update()
+    return sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+
+
+def bench_rsl_rl(shape: dict[str, Any], bf16: bool, device: str, iterations: int, seed: int = 0) -> Timing:
+    from rsl_rl.runners import OnPolicyRunner
+    from rsl_rl.utils import check_nan
+
+    from redline.learning.testing import DummyVecEnv
+
+    torch.manual_seed(seed)
+    env = DummyVecEnv(shape["num_envs"], shape["num_obs"], shape["num_actions"], device=device, seed=seed)
+    runner = OnPolicyRunner(env, rsl_rl_cfg(shape, bf16), log_dir=None, device=device)
+    alg = runner.alg
+    alg.train_mode()
+    state = {"obs": env.get_observations().to(device)}
+
+    def rollout() -> None:
+        with torch.inference_mode():
+            obs = state["obs"]
+            for _ in range(shape["steps"]):
+                actions = alg.act(obs)
+                obs, rewards, dones, extras = env.step(actions.to(env.device))
+                check_nan(obs, rewards, dones)  # as OnPolicyRunner.learn does
+                obs, rewards, dones = obs.to(device), rewards.to(device), dones.to(device)
+                alg.process_env_step(obs, rewards, dones, extras)
+            alg.compute_returns(obs)
+            state["obs"] = obs
+
+    timing = _time(rollout, alg.update, iterations, device)
+    if not device.startswith("cuda"):
+        timing.ops_per_update = _count_ops(rollout, alg.update)
+    return timing
+
+
+def bench_redline(shape: dict[str, Any], precision: str, device: str, iterations: int, seed: int = 0) -> Timing:
+    from redline.learning import PPO, PPOConfig
+    from redline.learning.testing import DummyVecEnv
+
+    torch.manual_seed(seed)
+    env = DummyVecEnv(shape["num_envs"], shape["num_obs"], shape["num_actions"], device=device, seed=seed)
+    alg = PPO.from_env(env, PPOConfig.from_rsl_rl(rsl_rl_cfg(shape, False), precision=precision), device, seed)
+    state = {"obs": env.get_observations()}
+
+    def rollout() -> None:
+        with torch.inference_mode():
+            obs = state["obs"]
+            for _ in range(shape["steps"]):
+                actions = alg.act(obs)
+                obs, rewards, dones, extras = env.step(actions.to(env.device))
+                alg.process_env_step(rewards, dones, extras)
+            alg.compute_returns(obs)
+            state["obs"] = obs
+
+    def update() -> None:
+        alg.update()
+
+    timing = _time(rollout, update, iterations, device)
+    if not device.startswith("cuda"):
+        timing.ops_per_update = _count_ops(rollout, update)
+    return timing
+
+
+def bench_learner(shape_name: str, precision: str, device: str, iterations: int) -> dict[str, Any]:
+    """Both learners at ``shape_name`` and ``precision`` (``bf16``/``fp32``); returns a JSON-ready dict."""
+    shape = SHAPES[shape_name]
+    bf16 = precision == "bf16"
+    rsl = bench_rsl_rl(shape, bf16, device, iterations)
+    red = bench_redline(shape, precision, device, iterations)
+    return {
+        "shape": shape_name,
+        "precision": precision,
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "iterations_timed": iterations,
+        "rsl_rl": dataclasses.asdict(rsl) | {"total_s": rsl.total_s},
+        "redline": dataclasses.asdict(red) | {"total_s": red.total_s},
+        "speedup": rsl.total_s / red.total_s,
+        "update_speedup": rsl.update_s / red.update_s,
+    }
+
+
+def print_learner(result: dict[str, Any]) -> None:
+    print(
+        f"learner benchmark: shape {result['shape']}, {result['precision']}, {result['device']}, "
+        f"{result['threads']} threads, median of {result['iterations_timed']} iterations"
+    )
+    print(f"  {'learner':<8} {'rollout s':>10} {'update s':>10} {'total s/it':>11} {'aten ops/update':>16}")
+    for name in ("rsl_rl", "redline"):
+        t = result[name]
+        ops = "-" if t["ops_per_update"] is None else f"{t['ops_per_update']:,}"
+        print(f"  {name:<8} {t['rollout_s']:>10.4f} {t['update_s']:>10.4f} {t['total_s']:>11.4f} {ops:>16}")
+    print(f"  redline is {result['speedup']:.2f}x rsl_rl per iteration ({result['update_speedup']:.2f}x on the update)")
