@@ -49,6 +49,9 @@ class FlatAdam:
         self.flat_grad = torch.zeros(total, **kw)
         self.exp_avg = torch.zeros(total, **kw)
         self.exp_avg_sq = torch.zeros(total, **kw)
+        self._denom = torch.empty(total, **kw)  # scratch buffers of step(): no allocation per step
+        self._update = torch.empty(total, **kw)
+        self._zero = torch.zeros((), **kw)
         self.steps = torch.zeros((), **kw)
         """Optimizer steps taken (skipped steps do not count), as Adam's per-parameter ``step``."""
         self.lr = torch.tensor(float(lr), **kw)
@@ -94,7 +97,8 @@ class FlatAdam:
             norms: the segments' gradient norms if already computed (:meth:`grad_norms`).
         """
         beta1, beta2 = self.betas
-        grad = torch.where(ok, self.flat_grad, 0.0)
+        grad = self.flat_grad
+        torch.where(ok, grad, self._zero, out=grad)  # a skipped step's gradient may hold NaN/Inf: zero it in place
         if max_norm is not None:
             norms = self.grad_norms() if norms is None else norms
             # clip_grad_norm_'s coefficient: min(1, max_norm / (‖g‖ + 1e-6)); 1 where the norm is not finite
@@ -111,8 +115,8 @@ class FlatAdam:
         bias_correction2 = 1.0 - torch.pow(beta2, t)
         # θ ← θ − lr / (1 − β1^t) · m / (sqrt(v / (1 − β2^t)) + eps)
         step_size = torch.where(ok, self.lr / bias_correction1, 0.0)
-        denom = (self.exp_avg_sq.sqrt() / bias_correction2.sqrt()).add_(self.eps)
-        self.flat_param.sub_(self.exp_avg / denom * step_size)
+        denom = torch.sqrt(self.exp_avg_sq, out=self._denom).div_(bias_correction2.sqrt()).add_(self.eps)
+        self.flat_param.addcdiv_(torch.mul(self.exp_avg, step_size, out=self._update), denom, value=-1.0)
 
     def state_dict(self) -> dict:
         """torch.optim.Adam's state-dict format (one parameter group), on the parameters' device."""
