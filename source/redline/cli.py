@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--precision", default="auto", help="redline learner: auto (bf16 on capable CUDA GPUs, else fp32) | bf16 | fp32"
     )
+    train.add_argument(
+        "--resume", default=None, help="latest | RUN_DIR | PATH: continue from a checkpoint at its iteration + 1"
+    )
     train.add_argument("--run_name", default=None, help="suffix of the run folder name")
 
     play = sub.add_parser(

@@ -111,6 +111,15 @@ class RslRlRunner(OnPolicyRunner):
             device=self.device,
         )
 
+    def resume(self, checkpoint: dict[str, Any]) -> None:
+        """Load a checkpoint's models, optimizer and seeding counters; training continues at its iteration + 1
+        (rsl_rl's own ``load`` restarts at the saved iteration and overwrites its checkpoint)."""
+        self.alg.load(checkpoint, None, strict=True)
+        self.current_learning_iteration = int(checkpoint["iter"]) + 1
+        streams = getattr(self.env.unwrapped, "streams", None)
+        if streams is not None and "seeding_state_dict" in checkpoint:
+            streams.load_state_dict(checkpoint["seeding_state_dict"])
+
     def save(self, path: str, infos: dict | None = None) -> None:
         saved = self.alg.save()
         saved["iter"] = self.current_learning_iteration

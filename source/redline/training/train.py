@@ -13,6 +13,7 @@ from redline.device import resolve_device
 from redline.errors import UserError
 from redline.learning.precision import PRECISIONS
 from redline.tasks import apply_seeding
+from redline.training.checkpoints import load_checkpoint, resolve_checkpoint
 from redline.training.runs import DEFAULT_LOG_ROOT, new_run_dir
 
 LEARNERS = ("redline", "rsl_rl")
@@ -40,6 +41,8 @@ class TrainOptions:
     """One of :data:`LEARNERS`."""
     precision: str = "auto"
     """redline learner: ``auto`` (bf16 on CUDA GPUs that support it, else fp32), ``bf16`` or ``fp32``."""
+    resume: str | None = None
+    """``latest`` / a run folder / a checkpoint to continue from, at its iteration + 1 (None: start fresh)."""
     run_name: str | None = None
     """Suffix of the run folder name."""
     log_root: Path = DEFAULT_LOG_ROOT
@@ -72,6 +75,11 @@ def prepare(opts: TrainOptions) -> tuple[str, str, Any, Any]:
 def train(opts: TrainOptions) -> Path:
     """Train and return the run folder (checkpoints, ``params/``, ``metrics.jsonl``, TensorBoard events)."""
     task, device, env_cfg, agent_cfg = prepare(opts)
+    checkpoint = None
+    if opts.resume is not None:
+        resume_path = resolve_checkpoint(opts.resume, opts.log_root / agent_cfg.experiment_name)
+        checkpoint = load_checkpoint(resume_path, map_location=device)
+        print(f"[redline] resuming from {resume_path} (iteration {checkpoint['iter']})", flush=True)
     run_dir = new_run_dir(opts.log_root, agent_cfg.experiment_name, opts.run_name)
     env_cfg.log_dir = str(run_dir)
 
@@ -95,10 +103,14 @@ def train(opts: TrainOptions) -> Path:
         start = time.perf_counter()
         if opts.learner == "rsl_rl":
             runner = RslRlRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=str(run_dir), device=device)
+            if checkpoint is not None:
+                runner.resume(checkpoint)
             runner.learn(agent_cfg.max_iterations, init_at_random_ep_len=agent_cfg.init_at_random_ep_len)
         else:
             cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision)
             redline_runner = RedlineRunner(vec_env, cfg, run_dir, device, opts.seed, agent_cfg.save_interval)
+            if checkpoint is not None:
+                redline_runner.load(checkpoint)
             redline_runner.learn(agent_cfg.max_iterations)
         elapsed = time.perf_counter() - start
     last = _last_record(run_dir / "metrics.jsonl")
