@@ -98,63 +98,66 @@ def _count_ops(rollout: Callable[[], None], update: Callable[[], None]) -> int:
     return sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
 
 
-def bench_rsl_rl(shape: dict[str, Any], bf16: bool, device: str, iterations: int, seed: int = 0) -> Timing:
-    from rsl_rl.runners import OnPolicyRunner
-    from rsl_rl.utils import check_nan
-
-    from redline.learning.testing import DummyVecEnv
-
-    torch.manual_seed(seed)
-    env = DummyVecEnv(shape["num_envs"], shape["num_obs"], shape["num_actions"], device=device, seed=seed)
-    runner = OnPolicyRunner(env, rsl_rl_cfg(shape, bf16), log_dir=None, device=device)
-    alg = runner.alg
-    alg.train_mode()
-    state = {"obs": env.get_observations().to(device)}
-
-    def rollout() -> None:
-        with torch.inference_mode():
-            obs = state["obs"]
-            for _ in range(shape["steps"]):
-                actions = alg.act(obs)
-                obs, rewards, dones, extras = env.step(actions.to(env.device))
-                check_nan(obs, rewards, dones)  # as OnPolicyRunner.learn does
-                obs, rewards, dones = obs.to(device), rewards.to(device), dones.to(device)
-                alg.process_env_step(obs, rewards, dones, extras)
-            alg.compute_returns(obs)
-            state["obs"] = obs
-
-    timing = _time(rollout, alg.update, iterations, device)
-    if not device.startswith("cuda"):
-        timing.ops_per_update = _count_ops(rollout, alg.update)
-    return timing
-
-
-def bench_redline(shape: dict[str, Any], precision: str, device: str, iterations: int, seed: int = 0) -> Timing:
-    from redline.learning import PPO, PPOConfig
-    from redline.learning.testing import DummyVecEnv
-
-    torch.manual_seed(seed)
-    env = DummyVecEnv(shape["num_envs"], shape["num_obs"], shape["num_actions"], device=device, seed=seed)
-    alg = PPO.from_env(env, PPOConfig.from_rsl_rl(rsl_rl_cfg(shape, False), precision=precision), device, seed)
+def _measure(
+    env: Any,
+    steps: int,
+    iterations: int,
+    device: str,
+    act: Callable,
+    record: Callable,
+    finish: Callable,
+    update: Callable,
+) -> Timing:
+    """Time ``iterations`` rollouts (``steps`` x act -> env.step -> record, then finish) and updates."""
     state = {"obs": env.get_observations()}
 
     def rollout() -> None:
         with torch.inference_mode():
             obs = state["obs"]
-            for _ in range(shape["steps"]):
-                actions = alg.act(obs)
-                obs, rewards, dones, extras = env.step(actions.to(env.device))
-                alg.process_env_step(rewards, dones, extras)
-            alg.compute_returns(obs)
+            for _ in range(steps):
+                obs, rewards, dones, extras = env.step(act(obs))
+                record(obs, rewards, dones, extras)
+            finish(obs)
             state["obs"] = obs
-
-    def update() -> None:
-        alg.update()
 
     timing = _time(rollout, update, iterations, device)
     if not device.startswith("cuda"):
         timing.ops_per_update = _count_ops(rollout, update)
     return timing
+
+
+def _env(shape: dict[str, Any], device: str, seed: int) -> Any:
+    from redline.learning.testing import DummyVecEnv
+
+    torch.manual_seed(seed)  # network initialisation draws from the global generator in both learners
+    return DummyVecEnv(shape["num_envs"], shape["num_obs"], shape["num_actions"], device=device, seed=seed)
+
+
+def bench_rsl_rl(shape: dict[str, Any], bf16: bool, device: str, iterations: int, seed: int = 0) -> Timing:
+    from rsl_rl.runners import OnPolicyRunner
+    from rsl_rl.utils import check_nan
+
+    env = _env(shape, device, seed)
+    alg = OnPolicyRunner(env, rsl_rl_cfg(shape, bf16), log_dir=None, device=device).alg
+    alg.train_mode()
+
+    def record(obs: Any, rewards: torch.Tensor, dones: torch.Tensor, extras: dict) -> None:
+        check_nan(obs, rewards, dones)  # as OnPolicyRunner.learn does
+        alg.process_env_step(obs, rewards, dones, extras)
+
+    return _measure(env, shape["steps"], iterations, device, alg.act, record, alg.compute_returns, alg.update)
+
+
+def bench_redline(shape: dict[str, Any], precision: str, device: str, iterations: int, seed: int = 0) -> Timing:
+    from redline.learning import PPO, PPOConfig
+
+    env = _env(shape, device, seed)
+    alg = PPO.from_env(env, PPOConfig.from_rsl_rl(rsl_rl_cfg(shape, False), precision=precision), device, seed)
+
+    def record(obs: Any, rewards: torch.Tensor, dones: torch.Tensor, extras: dict) -> None:
+        alg.process_env_step(rewards, dones, extras)
+
+    return _measure(env, shape["steps"], iterations, device, alg.act, record, alg.compute_returns, alg.update)
 
 
 def bench_learner(shape_name: str, precision: str, device: str, iterations: int) -> dict[str, Any]:

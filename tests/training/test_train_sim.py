@@ -69,8 +69,7 @@ def test_train_then_play_and_export(tmp_path: Path, no_network: list) -> None:
 
     obs = np.random.default_rng(0).standard_normal((32, 4)).astype(np.float32)
     session = ort.InferenceSession(str(exported / "policy.onnx"))
-    name = session.get_inputs()[0].name  # rsl_rl exports a batch of one
-    onnx_actions = np.concatenate([session.run(None, {name: row[None]})[0] for row in obs])
+    onnx_actions = session.run(None, {session.get_inputs()[0].name: obs})[0]
     jit_actions = torch.jit.load(str(exported / "policy.pt"))(torch.from_numpy(obs)).detach().numpy()
     np.testing.assert_allclose(onnx_actions, jit_actions, atol=1e-5)
     assert no_network == []

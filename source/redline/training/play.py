@@ -75,6 +75,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
     from rsl_rl.runners import OnPolicyRunner
 
+    from redline.training.export import export_policy
     from redline.training.rsl_rl import runner_cfg_dict
     from redline.training.sim import isaaclab_env
 
@@ -88,8 +89,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
         except RuntimeError as exc:
             detail = str(exc).strip().splitlines()[-1].strip()
             raise UserError(f"--checkpoint: '{ckpt_path}' does not fit task {env_task} ({detail})") from exc
-        runner.export_policy_to_jit(str(export_dir), "policy.pt")
-        runner.export_policy_to_onnx(str(export_dir), "policy.onnx")
+        export_policy(runner.alg.get_policy(), export_dir)
         policy = runner.get_inference_policy(device)
         stats = rollout(vec_env, policy, opts.steps)
     print(f"[redline] {stats.summary()}", flush=True)
