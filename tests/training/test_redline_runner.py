@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
 from redline.learning import PPOConfig
@@ -69,6 +70,12 @@ def test_metrics_and_checkpoints(tmp_path: Path) -> None:
     ):
         assert key in records[-1], key
     assert records[-1]["skipped_steps"] == 0 and records[-1]["env_steps"] == 3 * 8 * 16
+    split = {k: records[-1][k] for k in ("env_s", "inference_s", "gae_s", "update_s", "logging_s")}
+    assert all(v >= 0 for v in split.values()) and split["update_s"] > 0 and split["env_s"] > 0
+    assert records[-1]["collect_s"] == pytest.approx(split["env_s"] + split["inference_s"] + split["gae_s"])
+    assert records[-1]["learner_gflops"] > 0 and records[-1]["mfu"] is None  # no peak known for a CPU
+    assert records[-1]["bottleneck"] in {"env-bound", "learner-bound", "host-overhead-bound"}
+    assert records[-1]["next_action"]
     assert sorted(p.name for p in tmp_path.glob("model_*.pt")) == ["model_0.pt", "model_2.pt"]
     ckpt = load_checkpoint(tmp_path / "model_2.pt")  # weights_only=True
     assert ckpt["iter"] == 2

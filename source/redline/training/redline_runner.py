@@ -17,6 +17,7 @@ from redline.learning import PPO, PPOConfig
 from redline.training.checkpoints import save_atomic
 from redline.training.episodes import EpisodeTracker
 from redline.training.metrics import MetricsLog
+from redline.training.report import iteration_flops, layer_sizes, peak_tflops, verdict
 
 LEARNER_KEYS = {
     "surrogate_loss": "surrogate_loss",
@@ -70,21 +71,43 @@ class RedlineRunner:
         t_start = time.perf_counter()
         env_steps = 0
         first = self.iteration + 1
+        flops = iteration_flops(
+            layer_sizes(alg.actor.mlp), layer_sizes(alg.critic.mlp), steps_per_iteration, self.cfg.num_learning_epochs
+        )
+        device = torch.device(self.device)
+        peak = peak_tflops(torch.cuda.get_device_name(device), alg.precision.is_bf16) if device.type == "cuda" else None
+        logging_s = 0.0
         try:
             for it in range(first, first + num_iterations):
+                # host timers around each phase; on CUDA they see launch time, and the update's read syncs
                 t0 = time.perf_counter()
+                env_s = 0.0
                 with torch.inference_mode():
                     for _ in range(self.cfg.num_steps_per_env):
                         actions = alg.act(obs)
+                        s0 = time.perf_counter()
                         obs, rewards, dones, extras = env.step(actions.to(env.device))
+                        env_s += time.perf_counter() - s0
                         alg.process_env_step(rewards, dones, extras)
                         tracker.step(rewards, dones, extras.get("log"))
+                    tg = time.perf_counter()
                     alg.compute_returns(obs)
                 t1 = time.perf_counter()
                 learner = alg.update()  # reads the NaN guard's counters: the iteration's sync point
                 t2 = time.perf_counter()
                 self.iteration = it
                 env_steps += steps_per_iteration
+                split = {
+                    "env_s": env_s,
+                    "inference_s": tg - t0 - env_s,
+                    "gae_s": t1 - tg,
+                    "update_s": t2 - t1,
+                    "logging_s": logging_s,
+                }
+                gflops = flops / 1e9 / (split["inference_s"] + split["gae_s"] + split["update_s"])
+                bottleneck, action = verdict(
+                    split, device_type=device.type, precision=alg.precision.mode, gflops=gflops, peak=peak
+                )
                 if metrics is not None:
                     keys = list(LEARNER_KEYS)
                     values = torch.stack([learner[k].float().reshape(()) for k in keys]).tolist()
@@ -92,11 +115,15 @@ class RedlineRunner:
                         "iteration": it,
                         "env_steps": env_steps,
                         "wall_time_s": round(time.perf_counter() - t_start, 4),
-                        "sps": steps_per_iteration / (t2 - t0),
+                        "sps": steps_per_iteration / (t2 - t0 + logging_s),
                         **tracker.read(),
                         "collect_s": t1 - t0,
                         "learn_s": t2 - t1,
-                        "update_s": t2 - t1,
+                        **split,
+                        "learner_gflops": gflops,
+                        "mfu": None if peak is None else gflops / (peak * 1e3),
+                        "bottleneck": bottleneck,
+                        "next_action": action,
                         "precision": alg.precision.mode,
                     }
                     record.update({LEARNER_KEYS[k]: v for k, v in zip(keys, values, strict=True)})
@@ -104,6 +131,7 @@ class RedlineRunner:
                 last = it == first + num_iterations - 1
                 if self.run_dir is not None and (it % self.save_interval == 0 or last):
                     self.save(self.run_dir / f"model_{it}.pt")
+                logging_s = time.perf_counter() - t2  # metrics and checkpoint writing, charged to the next record
         finally:
             if metrics is not None:
                 metrics.close()

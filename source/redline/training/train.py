@@ -14,6 +14,7 @@ from redline.errors import UserError
 from redline.learning.precision import PRECISIONS
 from redline.tasks import apply_seeding
 from redline.training.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.training.report import PHASES
 from redline.training.runs import DEFAULT_LOG_ROOT, new_run_dir
 
 LEARNERS = ("redline", "rsl_rl")
@@ -119,6 +120,9 @@ def train(opts: TrainOptions) -> Path:
         f"{last.get('mean_reward')}, mean episode length {last.get('mean_episode_length')}; run: {run_dir}",
         flush=True,
     )
+    if "bottleneck" in last:
+        split = ", ".join(f"{k.removesuffix('_s')} {last[k]:.3f} s" for k in PHASES if last.get(k) is not None)
+        print(f"[redline] last iteration: {split}; {last['bottleneck']}: try {last['next_action']}", flush=True)
     return run_dir
 
 

@@ -1,0 +1,91 @@
+"""Where an iteration's time goes, how hard the learner works the hardware, and what limits the run.
+
+Pure functions of per-iteration timings (seconds, measured with host timers around each phase and read once per
+iteration) and of the network shapes, so the verdict is testable on synthetic numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+
+PHASES = ("env_s", "inference_s", "gae_s", "update_s", "allreduce_s", "logging_s")
+"""Time-split keys of a ``metrics.jsonl`` record [s per iteration]: env stepping, policy inference and storage
+writes, returns/advantages, the PPO update, gradient all-reduce (multi-process), metrics/checkpoint writing."""
+
+PEAK_TFLOPS = {
+    # dense tensor-core peaks from the vendors' data sheets [TFLOP/s]: (bf16, tf32/fp32 matmul)
+    "H200": (989.0, 494.0),
+    "H100": (989.0, 494.0),
+    "A100": (312.0, 156.0),
+    "L40S": (362.0, 183.0),
+    "RTX 4090": (165.0, 82.6),
+    "A10": (125.0, 62.5),
+}
+"""Peak throughput of common GPUs by name fragment, for the MFU estimate."""
+
+
+def mlp_flops(sizes: Sequence[int]) -> int:
+    """FLOPs of one sample through an MLP with layer widths ``sizes`` (input, hidden..., output): 2 per MAC."""
+    return sum(2 * a * b for a, b in itertools.pairwise(sizes))
+
+
+def iteration_flops(actor: Sequence[int], critic: Sequence[int], samples: int, epochs: int) -> int:
+    """Learner FLOPs of one PPO iteration: a forward of both networks per collected sample, then ``epochs``
+    passes of forward + backward (backward ~ 2x forward) over every sample."""
+    forward = mlp_flops(actor) + mlp_flops(critic)
+    return samples * forward * (1 + 3 * epochs)
+
+
+def peak_tflops(device_name: str, bf16: bool) -> float | None:
+    """The table's peak for a GPU name (``torch.cuda.get_device_name``), or None when unknown (e.g. a CPU)."""
+    for fragment, (bf16_peak, fp32_peak) in PEAK_TFLOPS.items():
+        if fragment.lower() in device_name.lower():
+            return bf16_peak if bf16 else fp32_peak
+    return None
+
+
+def verdict(
+    split: Mapping[str, float],
+    *,
+    device_type: str,
+    precision: str,
+    gflops: float | None = None,
+    peak: float | None = None,
+) -> tuple[str, str]:
+    """Name the bottleneck of an iteration and the next thing to try.
+
+    Args:
+        split: seconds per phase (keys of :data:`PHASES`; missing ones count as 0).
+        device_type: ``"cuda"`` or ``"cpu"``.
+        precision: the learner's precision, ``"bf16"`` or ``"fp32"``.
+        gflops: achieved learner GFLOP/s, if known.
+        peak: the device's peak TFLOP/s for that precision, if known.
+
+    Returns:
+        ``(bottleneck, action)``: bottleneck is ``env-bound``, ``learner-bound``, ``host-overhead-bound`` or
+        ``communication-bound``.
+    """
+    total = sum(split.get(k, 0.0) for k in PHASES) or 1e-12
+    share = {k: split.get(k, 0.0) / total for k in PHASES}
+    learner = share["inference_s"] + share["gae_s"] + share["update_s"]
+    if share["allreduce_s"] >= 0.25:
+        return "communication-bound", "fewer minibatches per epoch (one all-reduce each), or fewer, larger ranks"
+    if share["env_s"] >= 0.5:
+        return "env-bound", "more envs per process (each env step amortises better), or a cheaper physics preset"
+    if learner >= 0.5:
+        mfu = None if gflops is None or peak is None else gflops / (peak * 1e3)
+        if device_type == "cuda" and mfu is not None and mfu < 0.05:
+            return "host-overhead-bound", "enable graph capture, or more envs so each kernel does more work"
+        if device_type == "cuda" and precision == "fp32":
+            return "learner-bound", "--precision bf16"
+        return "learner-bound", "fewer learning epochs or minibatches, or a smaller network"
+    return "host-overhead-bound", "logging or Python overhead dominates: log less often, or more envs per process"
+
+
+def layer_sizes(mlp: object) -> list[int]:
+    """Widths (input, hidden..., output) of the ``Linear`` layers of a ``torch.nn.Sequential`` MLP."""
+    from torch import nn
+
+    linears = [m for m in mlp.modules() if isinstance(m, nn.Linear)]  # type: ignore[attr-defined]
+    return [linears[0].in_features, *(m.out_features for m in linears)]
