@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from learning_support import copy_rollout, flat_params, rollout, small_cfg
 
 from redline.errors import UserError
-from redline.learning import ModelConfig, NonFiniteError, gaussian
+from redline.learning import PPO, ModelConfig, NonFiniteError, PPOConfig, gaussian
 from redline.learning.advantages import gae, next_values
 
 WIDE = ModelConfig(hidden_dims=(64, 64))
@@ -233,3 +233,26 @@ def test_unknown_obs_group_is_a_user_error(make_learner) -> None:
     rollout(alg, env)
     assert alg.storage.data["obs", "critic"].shape == (8, 16, 5)
     assert torch.isfinite(alg.update()["loss"])
+
+
+def test_action_noise_from_per_env_streams_is_partition_invariant() -> None:
+    """Envs 0-3 get the same sampled actions whether the learner serves 4 or 8 envs (same weights, same obs)."""
+    from redline.learning.testing import DummyVecEnv
+    from redline.seeding import Domain, EnvStreams
+
+    cfg = PPOConfig(num_steps_per_env=4, actor=ModelConfig(hidden_dims=(16,)), critic=ModelConfig(hidden_dims=(16,)))
+    learners = []
+    for n in (8, 4):
+        env = DummyVecEnv(num_envs=n, num_obs=4, num_actions=2, seed=0)
+        alg = PPO.from_env(env, cfg, "cpu", seed=n)  # different learner seeds: the streams must decide the noise
+        streams = EnvStreams("per_env", 5, n, "cpu")
+        streams.begin_episode()
+        alg.action_noise = lambda s=streams: s.normal(None, (2,), domain=Domain.POLICY)
+        learners.append(alg)
+    learners[1].actor.load_state_dict(learners[0].actor.state_dict())
+    learners[1].critic.load_state_dict(learners[0].critic.state_dict())
+    obs = DummyVecEnv(num_envs=8, num_obs=4, num_actions=2, seed=1).get_observations()
+    for _ in range(3):  # successive steps draw successive blocks of each env's stream
+        a8, a4 = learners[0].act(obs), learners[1].act(obs[:4])
+        assert torch.equal(a8[:4], a4)
+    assert not torch.equal(a8[:4], learners[0].act_inference(obs)[:4])  # there is noise

@@ -22,10 +22,19 @@ def std_of(dist: GaussianDistribution) -> torch.Tensor:
     return dist.log_std_param.clamp(dist.log_std_range[0], dist.log_std_range[1]).exp()
 
 
-def sample(mean: torch.Tensor, std: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """a = mu + sigma * eps, eps ~ N(0, I); ``mean`` ``(B, A)``, ``std`` ``(A,)`` or ``(B, A)``."""
-    noise = torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
-    return torch.addcmul(mean, std, noise)
+def sample(
+    mean: torch.Tensor,
+    std: torch.Tensor,
+    generator: torch.Generator | None = None,
+    noise: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """a = mu + sigma * eps, eps ~ N(0, I); ``mean`` ``(B, A)``, ``std`` ``(A,)`` or ``(B, A)``.
+
+    ``noise`` (``(B, A)`` standard normals, e.g. from per-env streams) replaces the draw from ``generator``.
+    """
+    if noise is None:
+        noise = torch.randn(mean.shape, generator=generator, device=mean.device, dtype=mean.dtype)
+    return torch.addcmul(mean, std, noise.to(mean.dtype))
 
 
 def log_prob(actions: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:

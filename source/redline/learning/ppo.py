@@ -16,7 +16,7 @@ counters at the end of the iteration.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -85,6 +85,9 @@ class PPO:
         )
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed)
+        self.action_noise: Callable[[], torch.Tensor] | None = None
+        """Source of the ``(N, A)`` standard-normal action noise; None: the learner's own generator. Set it to the
+        env's per-env streams (``redline.seeding``, ``Domain.POLICY``) to make action sampling partition-invariant."""
         self.guard = NanGuard(cfg.max_consecutive_skips, self.device)
         self._rollout_ok = torch.ones((), dtype=torch.bool, device=self.device)
         self._explained_variance = torch.zeros((), device=self.device)
@@ -121,7 +124,8 @@ class PPO:
         obs = obs.to(self.device)
         mean = self._actor_net(obs)
         std = self.action_std().expand_as(mean)
-        actions = gaussian.sample(mean, std, self.generator)
+        noise = None if self.action_noise is None else self.action_noise().to(self.device)
+        actions = gaussian.sample(mean, std, self.generator, noise)
         self.storage.record_policy(
             obs,
             actions=actions,

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from redline.learning import PPO, PPOConfig
+from redline.seeding import Domain, Strategy
 from redline.training.checkpoints import save_atomic
 from redline.training.episodes import EpisodeTracker
 from redline.training.metrics import MetricsLog
@@ -55,6 +56,11 @@ class RedlineRunner:
         self.save_interval = save_interval
         self.alg = PPO.from_env(env, cfg, device=device, seed=seed)
         self.iteration = -1  # the last finished iteration
+        streams = self._streams()
+        if streams is not None and streams.strategy is not Strategy.SHARED:
+            # action noise from each env's own stream: a pure function of (seed, global env id, episode, step)
+            shape = (env.num_actions,)
+            self.alg.action_noise = lambda: streams.normal(None, shape, domain=Domain.POLICY)
 
     def learn(self, num_iterations: int) -> None:
         """Run ``num_iterations`` iterations after :attr:`iteration`."""
