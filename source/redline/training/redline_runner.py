@@ -20,18 +20,18 @@ from redline.training.episodes import EpisodeTracker
 from redline.training.metrics import MetricsLog
 from redline.training.report import iteration_flops, layer_sizes, peak_tflops, verdict
 
-LEARNER_KEYS = {
-    "surrogate_loss": "surrogate_loss",
-    "value_loss": "value_loss",
-    "entropy": "entropy",
-    "kl": "kl",
-    "lr": "lr",
-    "skipped_steps": "skipped_steps",
-    "clip_fraction": "clip_fraction",
-    "explained_variance": "explained_variance",
-    "first_ratio_dev": "first_ratio_dev",
-}
-"""Learner metric -> ``metrics.jsonl`` key."""
+LEARNER_KEYS = (
+    "surrogate_loss",
+    "value_loss",
+    "entropy",
+    "kl",
+    "lr",
+    "skipped_steps",
+    "clip_fraction",
+    "explained_variance",
+    "first_ratio_dev",
+)
+"""Learner metrics copied into each ``metrics.jsonl`` record under the same names."""
 
 
 class RedlineRunner:
@@ -115,8 +115,7 @@ class RedlineRunner:
                     split, device_type=device.type, precision=alg.precision.mode, gflops=gflops, peak=peak
                 )
                 if metrics is not None:
-                    keys = list(LEARNER_KEYS)
-                    values = torch.stack([learner[k].float().reshape(()) for k in keys]).tolist()
+                    values = torch.stack([learner[k].float().reshape(()) for k in LEARNER_KEYS]).tolist()
                     record: dict[str, Any] = {
                         "iteration": it,
                         "env_steps": env_steps,
@@ -132,7 +131,7 @@ class RedlineRunner:
                         "next_action": action,
                         "precision": alg.precision.mode,
                     }
-                    record.update({LEARNER_KEYS[k]: v for k, v in zip(keys, values, strict=True)})
+                    record.update(zip(LEARNER_KEYS, values, strict=True))
                     metrics.write(record)
                 last = it == first + num_iterations - 1
                 if self.run_dir is not None and (it % self.save_interval == 0 or last):
