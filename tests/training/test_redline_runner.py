@@ -8,39 +8,15 @@ from pathlib import Path
 import pytest
 import torch
 
+from redline.bench_learner import rsl_rl_cfg
 from redline.learning import PPOConfig
 from redline.learning.config import ModelConfig
 from redline.learning.testing import DummyVecEnv
 from redline.training.checkpoints import load_checkpoint
 from redline.training.redline_runner import RedlineRunner
 
-RSL_RL_CFG = {
-    "num_steps_per_env": 8,
-    "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
-    "actor": {
-        "class_name": "MLPModel",
-        "hidden_dims": [16, 16],
-        "activation": "elu",
-        "obs_normalization": False,
-        "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": 1.0},
-    },
-    "critic": {"class_name": "MLPModel", "hidden_dims": [16, 16], "activation": "elu", "obs_normalization": False},
-    "algorithm": {
-        "class_name": "PPO",
-        "num_learning_epochs": 2,
-        "num_mini_batches": 2,
-        "learning_rate": 1e-3,
-        "schedule": "adaptive",
-        "desired_kl": 0.01,
-        "clip_param": 0.2,
-        "gamma": 0.99,
-        "lam": 0.95,
-        "value_loss_coef": 1.0,
-        "entropy_coef": 0.0,
-        "max_grad_norm": 1.0,
-        "use_clipped_value_loss": True,
-    },
-}
+# the learner benchmark's rsl_rl config (rsl_rl's legged PPO values), at a tiny size
+RSL_RL_CFG = rsl_rl_cfg({"steps": 8, "hidden": [16, 16]}, bf16=False)
 
 
 def _runner(tmp_path: Path | None, seed: int = 0) -> RedlineRunner:
@@ -113,4 +89,4 @@ def test_resume_continues_at_the_next_iteration(tmp_path: Path) -> None:
 def test_model_config_reads_rsl_rl_dims() -> None:
     cfg = PPOConfig.from_rsl_rl(RSL_RL_CFG)
     assert cfg.actor == ModelConfig(hidden_dims=(16, 16), activation="elu", obs_groups=("policy",), init_std=1.0)
-    assert cfg.num_steps_per_env == 8 and cfg.num_mini_batches == 2
+    assert cfg.num_steps_per_env == 8 and cfg.num_mini_batches == 4 and cfg.num_learning_epochs == 5
