@@ -28,6 +28,7 @@ from redline.cli import main
         (["play", "--task", "Redline-Cartpole", "--checkpoint", "/no/such/model_3.pt"], "does not exist"),
         (["play", "--task", "Redline-Cartpole", "--steps", "0"], "--steps: must be a positive integer"),
         (["train", "--task", "Redline-Cartpole", "--seeding", "random"], "unknown strategy 'random' (valid: shared"),
+        (["train", "--task", "Redline-Cartpole", "env.seeding.strategy=perenv"], "unknown strategy 'perenv'"),
         (["list", "extra"], "unrecognized arguments: extra"),
         (["fly"], "invalid choice: 'fly'"),
     ],

@@ -120,10 +120,15 @@ def _same_kind(default: Any, value: Any) -> bool:
 
 
 def apply_seeding(env_cfg: Any, strategy: str | None) -> None:
-    """Set ``env_cfg.seeding.strategy`` (``--seeding``); tasks without per-env seeding accept only ``shared``."""
-    if strategy is None:
-        return
+    """Set ``env_cfg.seeding.strategy`` (``--seeding``) and check the result (an override may have set it too);
+    tasks without per-env seeding accept only ``shared``."""
+    from redline.seeding import check_seed, parse_strategy
+
     if hasattr(env_cfg, "seeding"):
-        env_cfg.seeding.strategy = strategy
-    elif strategy != "shared":
+        if strategy is not None:
+            env_cfg.seeding.strategy = strategy
+        parse_strategy(env_cfg.seeding.strategy)
+        if env_cfg.seeding.seed is not None:
+            check_seed(env_cfg.seeding.seed)
+    elif strategy not in (None, "shared"):
         raise UserError("--seeding: this task draws from Isaac Lab's global stream only (valid: shared)")

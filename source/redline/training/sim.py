@@ -15,7 +15,8 @@ def isaaclab_env(task: str, env_cfg: Any, device: str) -> Iterator[Any]:
 
     Newton physics needs no Isaac Sim (kit-less); a PhysX preset starts Kit, as Isaac Lab's scripts do.
     ``env_cfg.sim.device`` is set here, so Isaac Lab's launcher cannot fall back to its ``cuda:0`` default.
-    A :class:`UserError` raised in the block leaves it as it is (one line, no traceback from the launcher).
+    A :class:`UserError` raised while building the env or in the block leaves it as it is (one line, no traceback
+    from the launcher).
     """
     import gymnasium as gym
     from isaaclab.app import launch_simulation
@@ -23,12 +24,13 @@ def isaaclab_env(task: str, env_cfg: Any, device: str) -> Iterator[Any]:
     env_cfg.sim.device = device
     user_error: UserError | None = None
     with launch_simulation(env_cfg, {"device": device}):
-        env = gym.make(task, cfg=env_cfg)
         try:
-            yield env
+            env = gym.make(task, cfg=env_cfg)
+            try:
+                yield env
+            finally:
+                env.close()
         except UserError as exc:  # re-raised below: Isaac Lab's launcher prints a traceback for what it sees
             user_error = exc
-        finally:
-            env.close()
     if user_error is not None:
         raise user_error
