@@ -14,7 +14,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from redline import __version__
 from redline.errors import UserError
@@ -148,7 +148,8 @@ def _overrides(extra: list[str]) -> tuple[str, ...]:
 def _options[T](cls: type[T], args: argparse.Namespace, extra: list[str]) -> T:
     """``cls`` (an options dataclass) from the parsed arguments of the same names plus the overrides."""
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    return cls(**{k: v for k, v in vars(args).items() if k in names}, overrides=_overrides(extra))
+    options: Any = cls  # a dataclass whose fields mirror the parsed arguments
+    return options(**{k: v for k, v in vars(args).items() if k in names}, overrides=_overrides(extra))
 
 
 def _run(args: argparse.Namespace, extra: list[str]) -> int:

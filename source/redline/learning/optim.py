@@ -12,6 +12,7 @@ rsl_rl's ``optimizer.load_state_dict(checkpoint["optimizer_state_dict"])`` accep
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -44,7 +45,7 @@ class FlatAdam:
             self.segments.append(slice(start, sum(p.numel() for p in self.params)))
         first = self.params[0]
         total = self.segments[-1].stop
-        kw = {"device": first.device, "dtype": torch.float32}
+        kw: dict[str, Any] = {"device": first.device, "dtype": torch.float32}
         self.flat_param = torch.empty(total, **kw)
         self.flat_grad = torch.zeros(total, **kw)
         self.exp_avg = torch.zeros(total, **kw)

@@ -259,6 +259,7 @@ class PPO:
         skipped = self.guard.skipped.clone()
         self.guard.end_iteration()  # the iteration's one host read; raises after too many skipping iterations
         st.clear()
+        assert first_ratio_dev is not None  # an iteration has at least one minibatch
         metrics = dict(zip(STEP_METRICS, (sums / steps_taken).unbind(), strict=True))
         metrics.update(
             lr=opt.lr.clone(),

@@ -16,6 +16,10 @@ from torch import nn
 class ValueNormalizer(nn.Module):
     """Running mean/std of value targets; an identity when ``enabled`` is False (its buffers still checkpoint)."""
 
+    mean: torch.Tensor  # 0-dim running mean of the targets [reward units]
+    var: torch.Tensor  # 0-dim running variance of the targets [reward units^2]
+    count: torch.Tensor  # 0-dim float64 number of targets merged so far
+
     def __init__(self, enabled: bool, min_std: float = 1e-2) -> None:
         """Args:
         enabled: normalise (True) or pass values through unchanged (False).
