@@ -153,13 +153,11 @@ def _options[T](cls: type[T], args: argparse.Namespace, extra: list[str]) -> T:
 
 
 def _run(args: argparse.Namespace, extra: list[str]) -> int:
+    if extra and args.command not in ("train", "play"):  # only train and play take key=value overrides
+        raise UserError(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "list":
-        if extra:
-            raise UserError(f"unrecognized arguments: {' '.join(extra)}")
         return _list()
     if args.command == "assets":
-        if extra:
-            raise UserError(f"unrecognized arguments: {' '.join(extra)}")
         from redline.assets import ensure_asset_root
 
         root = ensure_asset_root(args.root)
@@ -170,8 +168,6 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
         print(root)
         return 0
     if args.command == "bench":
-        if extra:
-            raise UserError(f"unrecognized arguments: {' '.join(extra)}")
         from redline.bench import bench_seeding, print_seeding
         from redline.device import resolve_device
 

@@ -13,6 +13,27 @@ CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
 """rsl_rl's checkpoint file name, ``model_<iteration>.pt``."""
 REQUIRED_KEYS = ("actor_state_dict", "critic_state_dict", "iter")
 """Keys every rsl_rl-compatible checkpoint has."""
+SEEDING_KEY = "seeding_state_dict"
+"""Extra checkpoint key: the per-env seeding counters of a redline task (see ``redline.seeding.EnvStreams``)."""
+
+
+def env_streams(env: Any) -> Any:
+    """The per-env seeding streams of a (wrapped) redline task env, or None for other envs."""
+    return getattr(getattr(env, "unwrapped", None), "streams", None)
+
+
+def add_seeding_state(state: dict[str, Any], env: Any) -> None:
+    """Put ``env``'s seeding counters into a checkpoint dict, so a resumed run continues the same streams."""
+    streams = env_streams(env)
+    if streams is not None:
+        state[SEEDING_KEY] = streams.state_dict()
+
+
+def restore_seeding_state(checkpoint: dict[str, Any], env: Any) -> None:
+    """Restore the seeding counters :func:`add_seeding_state` saved (nothing for checkpoints without them)."""
+    streams = env_streams(env)
+    if streams is not None and SEEDING_KEY in checkpoint:
+        streams.load_state_dict(checkpoint[SEEDING_KEY])
 
 
 def save_atomic(obj: Any, path: str | os.PathLike[str]) -> None:

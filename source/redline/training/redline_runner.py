@@ -15,7 +15,7 @@ import torch
 
 from redline.learning import PPO, PPOConfig
 from redline.seeding import Domain, Strategy
-from redline.training.checkpoints import save_atomic
+from redline.training.checkpoints import add_seeding_state, env_streams, restore_seeding_state, save_atomic
 from redline.training.episodes import EpisodeTracker
 from redline.training.metrics import MetricsLog
 from redline.training.report import iteration_flops, layer_sizes, peak_tflops, verdict
@@ -56,7 +56,7 @@ class RedlineRunner:
         self.save_interval = save_interval
         self.alg = PPO.from_env(env, cfg, device=device, seed=seed)
         self.iteration = -1  # the last finished iteration
-        streams = self._streams()
+        streams = env_streams(env)
         if streams is not None and streams.strategy is not Strategy.SHARED:
             # action noise from each env's own stream: a pure function of (seed, global env id, episode, step)
             shape = (env.num_actions,)
@@ -148,9 +148,7 @@ class RedlineRunner:
         state = self.alg.state_dict()
         state["iter"] = self.iteration
         state["infos"] = None
-        streams = self._streams()
-        if streams is not None:
-            state["seeding_state_dict"] = streams.state_dict()
+        add_seeding_state(state, self.env)
         os.makedirs(path.parent, exist_ok=True)
         save_atomic(state, path)
 
@@ -159,10 +157,4 @@ class RedlineRunner:
         at the iteration after the saved one."""
         self.alg.load_state_dict(checkpoint)
         self.iteration = int(checkpoint["iter"])
-        streams = self._streams()
-        if streams is not None and "seeding_state_dict" in checkpoint:
-            streams.load_state_dict(checkpoint["seeding_state_dict"])
-
-    def _streams(self) -> Any:
-        """The env's per-env seeding streams (redline tasks), or None."""
-        return getattr(getattr(self.env, "unwrapped", None), "streams", None)
+        restore_seeding_state(checkpoint, self.env)

@@ -15,7 +15,7 @@ import torch
 from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.logger import Logger
 
-from redline.training.checkpoints import save_atomic
+from redline.training.checkpoints import add_seeding_state, restore_seeding_state, save_atomic
 from redline.training.metrics import MetricsLog
 
 
@@ -116,16 +116,12 @@ class RslRlRunner(OnPolicyRunner):
         (rsl_rl's own ``load`` restarts at the saved iteration and overwrites its checkpoint)."""
         self.alg.load(checkpoint, None, strict=True)
         self.current_learning_iteration = int(checkpoint["iter"]) + 1
-        streams = getattr(self.env.unwrapped, "streams", None)
-        if streams is not None and "seeding_state_dict" in checkpoint:
-            streams.load_state_dict(checkpoint["seeding_state_dict"])
+        restore_seeding_state(checkpoint, self.env)
 
     def save(self, path: str, infos: dict | None = None) -> None:
         saved = self.alg.save()
         saved["iter"] = self.current_learning_iteration
         saved["infos"] = infos
-        streams = getattr(self.env.unwrapped, "streams", None)  # redline tasks' per-env seeding counters
-        if streams is not None:
-            saved["seeding_state_dict"] = streams.state_dict()
+        add_seeding_state(saved, self.env)
         save_atomic(saved, path)
         self.logger.save_model(path, self.current_learning_iteration)
