@@ -1,4 +1,4 @@
-"""The ``redline`` command: ``list``, ``train``, ``play``, ``assets``.
+"""The ``redline`` command: ``list``, ``train``, ``play``, ``bench``, ``report``, ``assets``.
 
 Arguments are checked before Isaac Lab is imported, so a typo costs milliseconds, not the simulator's
 start-up. Bad input prints one line, ``redline <command>: error: <field>: <what is valid>``, and exits 2.
@@ -129,6 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
     bench.add_argument("--task", default=None, help="also time one env step of this task, to quote a share")
 
+    report = sub.add_parser("report", help="plot a run's metrics.jsonl and summarise it; compare two runs")
+    report.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR", help="one or two run folders")
+    report.add_argument("--out", type=Path, default=None, help="where the PNGs go (default: RUN_DIR/report)")
+
     assets = sub.add_parser(
         "assets",
         help="build the local asset root and print its path "
@@ -166,6 +170,13 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
             file=sys.stderr,
         )
         print(root)
+        return 0
+    if args.command == "report":
+        from redline.training.plots import report
+
+        text, paths = report(args.run_dirs, args.out)
+        print(text)
+        print(f"[redline] wrote {len(paths)} plots to {paths[0].parent}", file=sys.stderr)
         return 0
     if args.command == "bench":
         from redline.bench import bench_seeding, print_seeding
@@ -214,7 +225,7 @@ def _list() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``redline`` console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = next((a for a in argv if a in {"list", "train", "play", "assets", "bench"}), None)
+    command = next((a for a in argv if a in {"list", "train", "play", "assets", "bench", "report"}), None)
     prog = f"redline {command}" if command else "redline"
     try:
         args, extra = build_parser().parse_known_args(argv)
