@@ -118,16 +118,27 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmarks whose output the README quotes (not timed tests)")
     bench.add_argument(
         "what",
-        choices=["seeding", "learner"],
-        help="seeding: per-reset cost of each strategy; learner: redline vs rsl_rl PPO on a synthetic env",
+        choices=["seeding", "learner", "env"],
+        help="seeding: per-reset cost of each strategy; learner: redline vs rsl_rl PPO on a synthetic env; "
+        "env: a task's env steps/s alone, with policy inference, and while training",
     )
-    bench.add_argument("--num_envs", type=_positive_int("--num_envs"), default=4096, help="seeding: envs (4096)")
+    bench.add_argument(
+        "--num_envs",
+        type=_positive_int("--num_envs"),
+        default=None,
+        help="seeding: envs (4096); env: envs (the task's default for the device)",
+    )
+    bench.add_argument("--steps", type=_positive_int("--steps"), default=None, help="env: timed steps per env")
     bench.add_argument("--shape", choices=["legged", "tiny"], default="legged", help="learner: legged | tiny")
-    bench.add_argument("--precision", choices=["bf16", "fp32"], default="fp32", help="learner: bf16 | fp32")
+    bench.add_argument(
+        "--precision", choices=["bf16", "fp32"], default=None, help="learner: bf16 | fp32 (fp32); env: (auto)"
+    )
     bench.add_argument("--iterations", type=_positive_int("--iterations"), default=3, help="learner: timed its")
     bench.add_argument("--json", action="store_true", help="learner: print the result as one JSON object")
     bench.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
-    bench.add_argument("--task", default=None, help="also time one env step of this task, to quote a share")
+    bench.add_argument(
+        "--task", default=None, help="env: the task (required); seeding: also time one env step of it, to quote a share"
+    )
 
     report = sub.add_parser("report", help="plot a run's metrics.jsonl and summarise it; compare two runs")
     report.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR", help="one or two run folders")
@@ -186,13 +197,31 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
         if args.what == "learner":
             from redline.bench_learner import bench_learner, print_learner
 
-            result = bench_learner(args.shape, args.precision, device, args.iterations)
+            result = bench_learner(args.shape, args.precision or "fp32", device, args.iterations)
             if args.json:
                 print(json.dumps(result))
             else:
                 print_learner(result)
             return 0
-        print_seeding(bench_seeding(args.num_envs, device, args.task), args.num_envs, device)
+        if args.what == "env":
+            from redline.bench_env import EnvBenchOptions, bench_env, print_env_bench
+
+            if args.task is None:
+                raise UserError("--task: required for `bench env` (see `redline list`)")
+            print_env_bench(
+                bench_env(
+                    EnvBenchOptions(
+                        task=args.task,
+                        num_envs=args.num_envs,
+                        steps=args.steps,
+                        device=device,
+                        precision=args.precision or "auto",
+                    )
+                )
+            )
+            return 0
+        num_envs = args.num_envs or 4096
+        print_seeding(bench_seeding(num_envs, device, args.task), num_envs, device)
         return 0
     if args.command == "train":
         from redline.training.train import TrainOptions, train
