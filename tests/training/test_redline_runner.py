@@ -50,6 +50,7 @@ def test_metrics_and_checkpoints(tmp_path: Path) -> None:
     assert all(v >= 0 for v in split.values()) and split["update_s"] > 0 and split["env_s"] > 0
     assert records[-1]["collect_s"] == pytest.approx(split["env_s"] + split["inference_s"] + split["gae_s"])
     assert records[-1]["learner_gflops"] > 0 and records[-1]["mfu"] is None  # no peak known for a CPU
+    assert records[-1]["gpu_util"] is None and records[-1]["gpu_mem_gb"] is None  # no GPU: the NVML sampler idles
     assert records[-1]["bottleneck"] in {"env-bound", "learner-bound", "host-overhead-bound"}
     assert records[-1]["next_action"]
     assert sorted(p.name for p in tmp_path.glob("model_*.pt")) == ["model_0.pt", "model_2.pt"]

@@ -23,6 +23,22 @@ from redline.training.report import iteration_flops, mlp_flops, peak_tflops, ver
             ("host-overhead-bound", "enable graph capture"),
         ),
         ({"env_s": 0.3, "update_s": 0.3, "allreduce_s": 0.4}, {}, ("communication-bound", "fewer minibatches")),
+        (
+            {"env_s": 0.1, "update_s": 0.9},
+            {"device_type": "cuda", "precision": "bf16", "gpu_util": 20.0},
+            ("host-overhead-bound", "enable graph capture"),
+        ),
+        (
+            {"env_s": 0.1, "update_s": 0.9},
+            {"device_type": "cuda", "precision": "bf16", "gpu_util": 95.0},
+            ("learner-bound", "fewer learning epochs"),
+        ),
+        (
+            {"env_s": 0.8, "update_s": 0.2},
+            {"device_type": "cuda", "precision": "bf16", "gpu_util": 12.0},
+            ("env-bound", "the GPU is only 12 % busy"),
+        ),
+        ({"env_s": 0.1, "update_s": 0.9}, {"gpu_util": 5.0}, ("learner-bound", "fewer learning epochs")),  # CPU
         ({"env_s": 0.2, "update_s": 0.2, "logging_s": 0.6}, {}, ("host-overhead-bound", "log less often")),
     ],
 )

@@ -7,6 +7,8 @@ read from the device once). Keys and units:
 - ``wall_time_s`` [s] since training started; ``sps``: env steps per second of this iteration;
 - ``collect_s`` / ``learn_s`` [s]: rollout and update time of this iteration;
 - ``mean_reward`` / ``mean_episode_length``: over the last 100 finished episodes (None before the first);
+- ``gpu_util`` [%] / ``gpu_mem_gb`` [GB]: the GPU's mean NVML utilisation and memory used over the iteration
+  (redline learner; None without a GPU);
 - anything else the learner adds (losses, learning rate, ``episode/<term>`` extras).
 """
 
@@ -28,6 +30,8 @@ TB_TAGS = {
     "learn_s": "Perf/learning_time",
     "lr": "Loss/learning_rate",
     "action_std": "Policy/mean_std",
+    "gpu_util": "Perf/gpu_util",
+    "gpu_mem_gb": "Perf/gpu_mem_gb",
 }
 """TensorBoard tag per record key, named as rsl_rl names them so existing dashboards keep working."""
 

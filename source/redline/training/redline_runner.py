@@ -17,6 +17,7 @@ from redline.learning import PPO, PPOConfig
 from redline.seeding import Domain, Strategy
 from redline.training.checkpoints import add_seeding_state, env_streams, restore_seeding_state, save_atomic
 from redline.training.episodes import EpisodeTracker
+from redline.training.gpu_monitor import GpuMonitor
 from redline.training.metrics import MetricsLog
 from redline.training.report import iteration_flops, layer_sizes, peak_tflops, verdict
 
@@ -71,6 +72,7 @@ class RedlineRunner:
 
             writer = SummaryWriter(log_dir=str(self.run_dir), flush_secs=10)
         metrics = MetricsLog(self.run_dir, num_iterations, writer=writer) if self.run_dir is not None else None
+        monitor = GpuMonitor(self.device) if metrics is not None else None  # NVML thread; no-op without a GPU
         tracker = EpisodeTracker(env.num_envs, env.device)
         steps_per_iteration = self.cfg.num_steps_per_env * env.num_envs
         obs = env.get_observations()
@@ -111,8 +113,14 @@ class RedlineRunner:
                     "logging_s": logging_s,
                 }
                 gflops = flops / 1e9 / (split["inference_s"] + split["gae_s"] + split["update_s"])
+                gpu = monitor.read() if monitor is not None else {"gpu_util": None, "gpu_mem_gb": None}
                 bottleneck, action = verdict(
-                    split, device_type=device.type, precision=alg.precision.mode, gflops=gflops, peak=peak
+                    split,
+                    device_type=device.type,
+                    precision=alg.precision.mode,
+                    gflops=gflops,
+                    peak=peak,
+                    gpu_util=gpu["gpu_util"],
                 )
                 if metrics is not None:
                     values = torch.stack([learner[k].float().reshape(()) for k in LEARNER_KEYS]).tolist()
@@ -127,6 +135,7 @@ class RedlineRunner:
                         **split,
                         "learner_gflops": gflops,
                         "mfu": None if peak is None else gflops / (peak * 1e3),
+                        **gpu,
                         "bottleneck": bottleneck,
                         "next_action": action,
                         "precision": alg.precision.mode,
@@ -138,6 +147,8 @@ class RedlineRunner:
                     self.save(self.run_dir / f"model_{it}.pt")
                 logging_s = time.perf_counter() - t2  # metrics and checkpoint writing, charged to the next record
         finally:
+            if monitor is not None:
+                monitor.close()
             if metrics is not None:
                 metrics.close()
             if writer is not None:

@@ -37,6 +37,11 @@ def iteration_flops(actor: Sequence[int], critic: Sequence[int], samples: int, e
     return samples * forward * (1 + 3 * epochs)
 
 
+GPU_IDLE_PCT = 50.0
+"""Below this mean GPU utilisation [%] an iteration leaves the GPU idle more than busy: its time goes to launching
+kernels and Python, not arithmetic."""
+
+
 def peak_tflops(device_name: str, bf16: bool) -> float | None:
     """The table's peak for a GPU name (``torch.cuda.get_device_name``), or None when unknown (e.g. a CPU)."""
     for fragment, (bf16_peak, fp32_peak) in PEAK_TFLOPS.items():
@@ -52,6 +57,7 @@ def verdict(
     precision: str,
     gflops: float | None = None,
     peak: float | None = None,
+    gpu_util: float | None = None,
 ) -> tuple[str, str]:
     """Name the bottleneck of an iteration and the next thing to try.
 
@@ -61,6 +67,7 @@ def verdict(
         precision: the learner's precision, ``"bf16"`` or ``"fp32"``.
         gflops: achieved learner GFLOP/s, if known.
         peak: the device's peak TFLOP/s for that precision, if known.
+        gpu_util: the GPU's mean utilisation over the iteration [%] (NVML), if known.
 
     Returns:
         ``(bottleneck, action)``: bottleneck is ``env-bound``, ``learner-bound``, ``host-overhead-bound`` or
@@ -71,11 +78,14 @@ def verdict(
     learner = share["inference_s"] + share["gae_s"] + share["update_s"]
     if share["allreduce_s"] >= 0.25:
         return "communication-bound", "fewer minibatches per epoch (one all-reduce each), or fewer, larger ranks"
+    gpu_idle = device_type == "cuda" and gpu_util is not None and gpu_util < GPU_IDLE_PCT
     if share["env_s"] >= 0.5:
+        if gpu_idle:  # the env's kernels leave the GPU idle: launch-bound, not arithmetic-bound
+            return "env-bound", f"more envs per process: the GPU is only {gpu_util:.0f} % busy"
         return "env-bound", "more envs per process (each env step amortises better), or a cheaper physics preset"
     if learner >= 0.5:
         mfu = None if gflops is None or peak is None else gflops / (peak * 1e3)
-        if device_type == "cuda" and mfu is not None and mfu < 0.05:
+        if gpu_idle or (device_type == "cuda" and mfu is not None and mfu < 0.05):
             return "host-overhead-bound", "enable graph capture, or more envs so each kernel does more work"
         if device_type == "cuda" and precision == "fp32":
             return "learner-bound", "--precision bf16"
