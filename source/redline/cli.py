@@ -107,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume", default=None, help="latest | RUN_DIR | PATH: continue from a checkpoint at its iteration + 1"
     )
     train.add_argument("--run_name", default=None, help="suffix of the run folder name")
+    train.add_argument(
+        "--profile",
+        action="store_true",
+        help="write a torch.profiler Chrome trace of one iteration (profile/trace.json)",
+    )
 
     play = sub.add_parser(
         "play", help="play a checkpoint headless and export it", epilog="Trailing key=value tokens are Hydra overrides."

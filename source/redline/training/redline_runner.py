@@ -19,6 +19,7 @@ from redline.training.checkpoints import add_seeding_state, env_streams, restore
 from redline.training.episodes import EpisodeTracker
 from redline.training.gpu_monitor import GpuMonitor
 from redline.training.metrics import MetricsLog
+from redline.training.profiling import IterationProfiler
 from redline.training.report import iteration_flops, layer_sizes, peak_tflops, verdict
 
 LEARNER_KEYS = (
@@ -63,8 +64,9 @@ class RedlineRunner:
             shape = (env.num_actions,)
             self.alg.action_noise = lambda: streams.normal(None, shape, domain=Domain.POLICY)
 
-    def learn(self, num_iterations: int) -> None:
-        """Run ``num_iterations`` iterations after :attr:`iteration`."""
+    def learn(self, num_iterations: int, profile: bool = False) -> None:
+        """Run ``num_iterations`` iterations after :attr:`iteration`; with ``profile`` (and a run folder), write a
+        torch.profiler Chrome trace of one of them to ``<run_dir>/profile/trace.json``."""
         env, alg = self.env, self.alg
         writer = None
         if self.run_dir is not None:
@@ -85,8 +87,13 @@ class RedlineRunner:
         device = torch.device(self.device)
         peak = peak_tflops(torch.cuda.get_device_name(device), alg.precision.is_bf16) if device.type == "cuda" else None
         logging_s = 0.0
+        profiler = None
+        if profile and self.run_dir is not None:
+            profiler = IterationProfiler.for_run(self.run_dir, first, num_iterations, self.device)
         try:
             for it in range(first, first + num_iterations):
+                if profiler is not None:
+                    profiler.start(it)
                 # host timers around each phase; on CUDA they see launch time, and the update's read syncs
                 t0 = time.perf_counter()
                 env_s = 0.0
@@ -103,6 +110,8 @@ class RedlineRunner:
                 t1 = time.perf_counter()
                 learner = alg.update()  # reads the NaN guard's counters: the iteration's sync point
                 t2 = time.perf_counter()
+                if profiler is not None:
+                    profiler.stop(it)  # exporting the trace counts as logging time (next record)
                 self.iteration = it
                 env_steps += steps_per_iteration
                 split = {

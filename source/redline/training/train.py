@@ -46,6 +46,8 @@ class TrainOptions:
     """``latest`` / a run folder / a checkpoint to continue from, at its iteration + 1 (None: start fresh)."""
     run_name: str | None = None
     """Suffix of the run folder name."""
+    profile: bool = False
+    """redline learner: write a torch.profiler Chrome trace of one iteration to ``<run>/profile/trace.json``."""
     log_root: Path = DEFAULT_LOG_ROOT
     """Folder that holds ``<experiment>/<run>/``."""
     overrides: tuple[str, ...] = ()
@@ -56,6 +58,8 @@ def prepare(opts: TrainOptions) -> tuple[str, str, Any, Any]:
     """Validate ``opts`` and return ``(task, device, env_cfg, agent_cfg)`` with the options applied."""
     if opts.learner not in LEARNERS:
         raise UserError(f"--learner: unknown learner '{opts.learner}' (valid: {', '.join(LEARNERS)})")
+    if opts.profile and opts.learner != "redline":
+        raise UserError(f"--profile: only with --learner redline (got --learner {opts.learner})")
     if opts.precision not in PRECISIONS:
         raise UserError(f"--precision: unknown precision '{opts.precision}' (valid: {', '.join(PRECISIONS)})")
     task = tasks.resolve_task_id(opts.task)
@@ -112,7 +116,7 @@ def train(opts: TrainOptions) -> Path:
             redline_runner = RedlineRunner(vec_env, cfg, run_dir, device, opts.seed, agent_cfg.save_interval)
             if checkpoint is not None:
                 redline_runner.load(checkpoint)
-            redline_runner.learn(agent_cfg.max_iterations)
+            redline_runner.learn(agent_cfg.max_iterations, profile=opts.profile)
         elapsed = time.perf_counter() - start
     last = _last_record(run_dir / "metrics.jsonl")
     print(
