@@ -40,3 +40,20 @@ def test_ensure_is_idempotent_and_repairs(tmp_path: Path) -> None:
 def test_asset_root_follows_env_var(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(assets.ENV_VAR, str(tmp_path / "elsewhere"))
     assert assets.asset_path(assets.ANT_REL) == str(tmp_path / "elsewhere" / assets.ANT_REL)
+
+
+def test_go1_is_local_and_is_the_converted_menagerie_model(tmp_path: Path) -> None:
+    from redline.assets.mjcf_to_usd import convert
+
+    root = assets.ensure_asset_root(tmp_path / "root")
+    go1 = Usd.Stage.Open(str(root / assets.GO1_REL))
+    prims = list(Usd.PrimRange(go1.GetDefaultPrim()))
+    joints = sorted(p.GetName() for p in prims if p.GetTypeName() == "PhysicsRevoluteJoint")
+    assert len(joints) == 12 and joints[0] == "FL_calf_joint"
+    bodies = [p for p in prims if "PhysicsRigidBodyAPI" in p.GetAppliedSchemas()]
+    assert len(bodies) == 13 and sum(p.GetAttribute("physics:mass").Get() for p in bodies) > 12.0  # [kg]
+    assert not [p for p in prims if p.GetTypeName() == "Mesh"]  # collision primitives only
+    data = Path(assets.__file__).with_name("data") / "unitree_go1"
+    assert (data / "LICENSE").read_text().startswith("BSD 3-Clause License")
+    convert(data / "go1.xml", tmp_path / "go1.usda")  # the shipped USD is what the converter makes of the MJCF
+    assert (tmp_path / "go1.usda").read_text() == (data / "go1.usda").read_text()

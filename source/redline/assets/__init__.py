@@ -2,8 +2,8 @@
 
 Isaac Lab's stock tasks fetch their USD files from a remote asset server. redline builds the same files
 locally instead, from files inside installed registry packages (Newton's wheel ships a flattened copy of
-Isaac Lab's cartpole and the MuJoCo ant) plus a ground plane shipped in this package. The folder is laid
-out like Isaac Lab's asset root, so the same folder also serves the stock tasks:
+Isaac Lab's cartpole and the MuJoCo ant) plus a ground plane and a Unitree Go1 shipped in this package. The
+folder is laid out like Isaac Lab's asset root, so the same folder also serves the stock tasks:
 
     export ISAACSIM_ASSET_ROOT=$(redline assets)
 
@@ -25,6 +25,8 @@ CARTPOLE_REL = "Isaac/IsaacLab/Robots/Classic/Cartpole/cartpole.usd"
 """Cartpole articulation (joints ``slider_to_cart``, ``cart_to_pole``), where Isaac Lab looks for it."""
 ANT_REL = "Isaac/Robots/IsaacSim/Ant/ant_instanceable.usd"
 """MuJoCo ant (joint and body names match Isaac Lab's Ant), where Isaac Lab looks for it."""
+GO1_REL = "Redline/Robots/Unitree/Go1/go1.usda"
+"""Unitree Go1 (MuJoCo Menagerie's model, collision shapes only; see ``data/unitree_go1/README.md``)."""
 GROUND_PLANE_REL = "Isaac/IsaacLab/Environments/Grid/default_ground_plane_checker_v1/default_ground_plane.usda"
 """Flat ground: an ``Xform`` with one collision ``Plane`` child, where Isaac Lab looks for its grid plane."""
 
@@ -61,6 +63,7 @@ def _sources() -> dict[str, str]:
         CARTPOLE_REL: cartpole,
         ANT_REL: _newton_asset("ant.usda").read_text(),
         GROUND_PLANE_REL: (_DATA / "ground_plane.usda").read_text(),
+        GO1_REL: (_DATA / "unitree_go1" / "go1.usda").read_text(),
     }
 
 
