@@ -119,6 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_args(play)
     play.add_argument("--checkpoint", default="latest", help="latest | RUN_DIR | PATH to model_<it>.pt")
     play.add_argument("--steps", type=_positive_int("--steps"), default=500, help="env steps to run (default: 500)")
+    play.add_argument(
+        "--video",
+        action="store_true",
+        help="record an mp4 of the first envs headless to <run>/videos/ (Newton ray tracer)",
+    )
+    play.add_argument("--viz", default=None, help="open a viewer: newton (needs a display) | kit (needs Isaac Sim)")
 
     bench = sub.add_parser("bench", help="benchmarks whose output the README quotes (not timed tests)")
     bench.add_argument(

@@ -10,8 +10,10 @@ from redline.errors import UserError
 
 
 @contextmanager
-def isaaclab_env(task: str, env_cfg: Any, device: str) -> Iterator[Any]:
+def isaaclab_env(task: str, env_cfg: Any, device: str, visualizer: str | None = None) -> Iterator[Any]:
     """Launch the simulation runtime that ``env_cfg`` needs on ``device``, build the env, close it after.
+
+    ``visualizer`` is one of Isaac Lab's visualizer types (``newton_gl``, ``kit``, ...) to open, or None (headless).
 
     Newton physics needs no Isaac Sim (kit-less); a PhysX preset starts Kit, as Isaac Lab's scripts do.
     ``env_cfg.sim.device`` is set here, so Isaac Lab's launcher cannot fall back to its ``cuda:0`` default.
@@ -23,7 +25,10 @@ def isaaclab_env(task: str, env_cfg: Any, device: str) -> Iterator[Any]:
 
     env_cfg.sim.device = device
     user_error: UserError | None = None
-    with launch_simulation(env_cfg, {"device": device}):
+    launcher_args: dict[str, Any] = {"device": device}
+    if visualizer is not None:
+        launcher_args["visualizer"] = [visualizer]
+    with launch_simulation(env_cfg, launcher_args):
         try:
             env = gym.make(task, cfg=env_cfg)
             try:
