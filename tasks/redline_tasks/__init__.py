@@ -5,7 +5,7 @@ Isaac Lab imports it through the ``isaaclab.tasks`` entry-point group, so ``isaa
 ``isaaclab train`` find the tasks too.
 """
 
-from . import ant, cartpole  # noqa: F401  (registers the tasks)
+from . import ant, cartpole, velocity  # noqa: F401  (registers the tasks)
 
 TASK_PREFIX = "Redline-"
 """Every redline task id starts with this."""

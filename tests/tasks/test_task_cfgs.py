@@ -8,6 +8,7 @@ from redline import tasks
 from redline.assets import asset_root
 
 TRAIN_TASKS = [t for t in tasks.redline_task_ids() if not t.endswith(tasks.PLAY_SUFFIX)]
+VELOCITY_TASKS = [t for t in TRAIN_TASKS if t.startswith("Redline-Velocity-")]
 
 
 def test_every_task_has_a_play_twin() -> None:
@@ -17,14 +18,34 @@ def test_every_task_has_a_play_twin() -> None:
         assert tasks.train_twin(task + "-Play") == task
 
 
+def _structure(env_cfg: object) -> tuple[object, object]:
+    """(observation structure, action structure): the spaces of a direct env, the term names of a manager-based one."""
+    if hasattr(env_cfg, "observation_space"):
+        return env_cfg.observation_space, env_cfg.action_space
+    groups = {name: list(_terms(group)) for name, group in _terms(env_cfg.observations).items()}
+    return groups, list(_terms(env_cfg.actions))
+
+
+def _terms(cfg: object) -> dict[str, object]:
+    return {k: v for k, v in vars(cfg).items() if not k.startswith("_") and v is not None and not isinstance(v, bool)}
+
+
 @pytest.mark.parametrize("task", TRAIN_TASKS)
 def test_play_twin_keeps_spaces_and_shrinks(task: str) -> None:
     env_cfg, agent_cfg = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
     play_cfg, play_agent = tasks.load_cfgs(task + "-Play", "rsl_rl_cfg_entry_point", [])
-    assert play_cfg.observation_space == env_cfg.observation_space
-    assert play_cfg.action_space == env_cfg.action_space
+    assert _structure(play_cfg) == _structure(env_cfg)
     assert play_cfg.scene.num_envs < env_cfg.scene.num_envs
     assert play_agent.experiment_name == agent_cfg.experiment_name  # play finds the training runs
+
+
+@pytest.mark.parametrize("task", VELOCITY_TASKS)
+def test_play_twin_turns_noise_and_pushes_off(task: str) -> None:
+    env_cfg, _ = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
+    play_cfg, _ = tasks.load_cfgs(task + "-Play", "rsl_rl_cfg_entry_point", [])
+    assert env_cfg.observations.policy.enable_corruption and not play_cfg.observations.policy.enable_corruption
+    assert env_cfg.events.push_robot is not None and play_cfg.events.push_robot is None
+    assert (env_cfg.seeding.strategy, play_cfg.seeding.strategy) == ("per_env", "eval")
 
 
 @pytest.mark.parametrize("task", tasks.redline_task_ids())

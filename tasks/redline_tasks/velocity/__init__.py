@@ -1,0 +1,11 @@
+"""Quadruped velocity tracking on flat ground (manager-based), Isaac Lab's velocity task on local assets."""
+
+from ..registration import register_task
+
+register_task(
+    "Redline-Velocity-Flat-Go1",
+    env_entry_point=f"{__name__}.velocity_env:VelocityEnv",
+    env_cfg_module=f"{__name__}.go1_env_cfg",
+    env_cfg_class="Go1FlatEnvCfg",
+    agent_cfg=f"{__name__}.agents.rsl_rl_ppo_cfg:Go1FlatPPORunnerCfg",
+)

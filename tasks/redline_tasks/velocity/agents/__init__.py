@@ -1,0 +1,1 @@
+"""Agent (learner) configurations for the velocity tasks."""

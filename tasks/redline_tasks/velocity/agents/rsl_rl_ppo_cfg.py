@@ -1,0 +1,42 @@
+"""PPO hyper-parameters for Redline-Velocity-Flat-Go1 (Isaac Lab's flat-terrain legged values)."""
+
+from isaaclab.utils import configclass
+from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
+
+from redline.device import default_device
+
+
+@configclass
+class Go1FlatPPORunnerCfg(RslRlOnPolicyRunnerCfg):
+    """Legged PPO as in Isaac Lab's flat velocity tasks: 24 steps/env, 5 epochs x 4 minibatches, adaptive KL
+    (0.01), lr 1e-3, gamma 0.99, lambda 0.95, entropy 0.01; [128, 128, 128] ELU actor and critic (Isaac Lab's flat
+    choice; the rough tasks' [512, 256, 128] costs ~10x the update FLOPs on a CPU), no observation normalisation
+    (as Isaac Lab 3.0's velocity configs)."""
+
+    num_steps_per_env = 24
+    max_iterations = 300
+    save_interval = 50
+    experiment_name = "redline_velocity_flat_go1"
+    obs_groups = {"actor": ["policy"], "critic": ["policy"]}
+    device = default_device()  # "cuda:0" when a GPU is present, else "cpu" (rsl_rl's default is always cuda:0)
+    actor = RslRlMLPModelCfg(
+        hidden_dims=[128, 128, 128],
+        activation="elu",
+        obs_normalization=False,
+        distribution_cfg=RslRlMLPModelCfg.GaussianDistributionCfg(init_std=1.0),
+    )
+    critic = RslRlMLPModelCfg(hidden_dims=[128, 128, 128], activation="elu", obs_normalization=False)
+    algorithm = RslRlPpoAlgorithmCfg(
+        value_loss_coef=1.0,
+        use_clipped_value_loss=True,
+        clip_param=0.2,
+        entropy_coef=0.01,
+        num_learning_epochs=5,
+        num_mini_batches=4,
+        learning_rate=1.0e-3,
+        schedule="adaptive",
+        gamma=0.99,
+        lam=0.95,
+        desired_kl=0.01,
+        max_grad_norm=1.0,
+    )
