@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
+
+import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,3 +36,95 @@ def test_dockerfile_runs_as_non_root_with_frozen_deps_and_redline_entrypoint() -
 def test_dockerignore_keeps_logs_caches_and_git_out() -> None:
     ignored = set((ROOT / ".dockerignore").read_text().split())
     assert {".git", ".venv", "logs", ".cache"} <= ignored
+
+
+DOCKERFILES = ("Dockerfile", "Dockerfile.isaacsim")
+SECRET = re.compile(r"(TOKEN|SECRET|PASSW|API_?KEY|CREDENTIAL|NGC_KEY|PRIVATE)", re.IGNORECASE)
+DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+
+
+def _from_images(steps: list[tuple[str, str]]) -> list[str]:
+    """The image each ``FROM`` names, with ``${ARG}`` replaced by the ``ARG``'s default."""
+    args = dict(arg.split("=", 1) for op, arg in steps if op == "ARG" and "=" in arg)
+    images = []
+    for op, arg in steps:
+        if op == "FROM":
+            image = next(t for t in arg.split() if not t.startswith("--"))
+            images.append(re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), image))
+    return images
+
+
+@pytest.mark.parametrize("name", DOCKERFILES)
+def test_every_from_is_pinned_by_digest(name: str) -> None:
+    images = _from_images(_instructions(ROOT / "docker" / name))
+    assert images and all(DIGEST.search(image) for image in images), images
+
+
+@pytest.mark.parametrize("name", DOCKERFILES)
+def test_non_root_no_secrets_frozen_install(name: str) -> None:
+    steps = _instructions(ROOT / "docker" / name)
+    users = [arg for op, arg in steps if op == "USER"]
+    assert users and users[-1] not in ("root", "0")
+    for op, arg in steps:
+        if op in ("ENV", "ARG"):
+            assert not SECRET.search(arg), arg
+    runs = " ".join(arg for op, arg in steps if op == "RUN")
+    assert "--frozen" in runs and "--no-dev" in runs
+    assert ("VOLUME", '["/workspace/logs"]') in steps
+
+
+def test_compose_reserves_gpus_shm_and_a_log_volume() -> None:
+    compose = yaml.safe_load((ROOT / "docker" / "docker-compose.yaml").read_text())
+    services = compose["services"]
+    assert {"train", "train-multigpu", "train-torchrun", "isaacsim"} <= set(services)
+    for name, service in services.items():
+        devices = service["deploy"]["resources"]["reservations"]["devices"]
+        assert any(d["driver"] == "nvidia" and "gpu" in d["capabilities"] for d in devices), name
+        assert service["shm_size"] and any(v.endswith(":/workspace/logs") for v in service["volumes"]), name
+        for value in service.get("environment", []):
+            assert "=" not in value, f"{name}: {value} (pass secrets and EULA answers from the host, not the file)"
+        dockerfile = ROOT / "docker" / Path(service["build"]["dockerfile"]).name
+        assert dockerfile.is_file(), dockerfile
+    assert services["train-multigpu"]["deploy"]["resources"]["reservations"]["devices"][0]["count"] == "all"
+    assert "--nproc" in services["train-multigpu"]["command"]
+    torchrun = services["train-torchrun"]
+    assert torchrun["entrypoint"] == ["torchrun"] and "--distributed" in torchrun["command"]
+
+
+def test_apptainer_definition() -> None:
+    text = (ROOT / "docker" / "apptainer.def").read_text()
+    header = dict(
+        line.split(":", 1) for line in text.split("\n%", 1)[0].splitlines() if line and not line.startswith("#")
+    )
+    assert header["Bootstrap"].strip() == "docker"
+    assert DIGEST.search(header["From"].strip())
+    sections = {m.group(1): m.group(2) for m in re.finditer(r"^%(\w+)\n(.*?)(?=^%|\Z)", text, re.M | re.S)}
+    assert {"files", "environment", "post", "runscript"} <= set(sections)
+    assert "uv sync --frozen --no-dev" in sections["post"]
+    assert 'exec redline "$@"' in sections["runscript"]
+    for line in sections["files"].split("\n"):
+        if line.strip():
+            source = line.split()[0]
+            assert (ROOT / source).exists(), source
+    assert not SECRET.search(sections["environment"])
+
+
+def test_slurm_batch_is_multi_node_torchrun() -> None:
+    path = ROOT / "docker" / "slurm" / "train.sbatch"
+    subprocess.run(["bash", "-n", str(path)], check=True)  # parses as bash
+    text = path.read_text()
+    directives = dict(
+        re.match(r"#SBATCH --([\w-]+)=(\S+)", line).groups()  # type: ignore[union-attr]
+        for line in text.splitlines()
+        if line.startswith("#SBATCH")
+    )
+    assert {"nodes", "ntasks-per-node", "gpus-per-node"} <= set(directives)
+    assert directives["ntasks-per-node"] == "1"  # one torchrun per node
+    command = re.sub(r"\\\n\s*", " ", text)
+    for needed in (
+        '--nnodes="$SLURM_NNODES"',
+        "--rdzv_backend c10d",
+        "--rdzv_endpoint=",
+        "redline.cli train --distributed",
+    ):
+        assert needed in command, needed
