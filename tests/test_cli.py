@@ -62,5 +62,5 @@ def test_console_script_prints_no_traceback() -> None:
 def test_list_shows_every_task_and_its_play_twin(capsys: pytest.CaptureFixture) -> None:
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    for task in ("Redline-Cartpole", "Redline-Cartpole-Play", "Redline-Ant", "Redline-Ant-Play"):
-        assert f"\n{task} " in out
+    for task in ("Redline-Cartpole", "Redline-Ant", "Redline-Velocity-Flat-Go1"):
+        assert f"\n{task} " in out and f"\n{task}-Play " in out
