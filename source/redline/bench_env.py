@@ -6,15 +6,18 @@
 3. **env + inference + training**: whole iterations of :class:`~redline.training.redline_runner.RedlineRunner`
    (sampled actions, rollout storage, GAE, the PPO update), no files written.
 
-Each mode runs a warm-up first (the env's first step compiles Warp kernels; the runner's first iteration allocates),
-then is timed over ``steps`` env steps of every env. Throughput is env steps per second summed over envs; the
-headline is the share of env-only throughput that training keeps.
+Each mode runs a warm-up first (the env's first step compiles Warp kernels; the runner's first iteration allocates).
+The modes are then timed in interleaved rounds — one training iteration's worth of env steps per mode and round —
+so a machine whose load drifts (other jobs, thermal limits) slows all three alike; each mode's throughput is the
+median over the rounds. Throughput is env steps per second summed over envs; the headline is the share of env-only
+throughput that training keeps.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,8 +34,7 @@ class EnvBenchOptions:
     num_envs: int | None = None
     """Parallel envs; None: the task's default for the device (``cpu_num_envs`` on the CPU)."""
     steps: int | None = None
-    """Timed env steps per env and mode; None: 4 training iterations' worth. Training rounds up to whole
-    iterations."""
+    """Timed env steps per env and mode, rounded up to whole training iterations; None: 4 iterations' worth."""
     device: str | None = None
     """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
     precision: str = "auto"
@@ -52,9 +54,9 @@ class EnvBenchResult:
     device: str
     """Where the env and the learner ran."""
     steps: int
-    """Timed env steps per env of the first two modes."""
-    train_steps: int
-    """Timed env steps per env of training (whole iterations)."""
+    """Timed env steps per env and mode (whole training iterations: ``rounds x num_steps_per_env``)."""
+    rounds: int
+    """Interleaved rounds (one training iteration each)."""
     env_sps: float
     """Env only [env steps / s]."""
     inference_sps: float
@@ -105,8 +107,7 @@ def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
 
     cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision)
     per_iteration = cfg.num_steps_per_env
-    steps = opts.steps or 4 * per_iteration
-    iterations = math.ceil(steps / per_iteration)
+    rounds = math.ceil((opts.steps or 4 * per_iteration) / per_iteration)
 
     def sync() -> None:
         if device.startswith("cuda"):
@@ -128,28 +129,34 @@ def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
 
         for _ in range(per_iteration):  # warm-up: kernel compilation, first resets
             random_step()
-        env_s = _timed(random_step, steps, sync)
         inference_step()
-        inference_s = _timed(inference_step, steps, sync)
-        runner.learn(1)  # warm-up
-        train_s = _timed(lambda: runner.learn(iterations), 1, sync)
+        runner.learn(1)
+        times: dict[str, list[float]] = {"env": [], "inference": [], "train": []}
+        for _ in range(rounds):
+            times["env"].append(_timed(random_step, per_iteration, sync))
+            times["inference"].append(_timed(inference_step, per_iteration, sync))
+            times["train"].append(_timed(lambda: runner.learn(1), 1, sync))
+    sps = {mode: n * per_iteration / statistics.median(seconds) for mode, seconds in times.items()}
     return EnvBenchResult(
         task=task,
         num_envs=n,
         device=device,
-        steps=steps,
-        train_steps=iterations * per_iteration,
-        env_sps=n * steps / env_s,
-        inference_sps=n * steps / inference_s,
-        train_sps=n * iterations * per_iteration / train_s,
+        steps=rounds * per_iteration,
+        rounds=rounds,
+        env_sps=sps["env"],
+        inference_sps=sps["inference"],
+        train_sps=sps["train"],
     )
 
 
 def print_env_bench(r: EnvBenchResult) -> None:
     """The three throughputs and the share of env-only throughput each keeps."""
-    print(f"env throughput: {r.task}, {r.num_envs} envs on {r.device}, {r.steps} timed steps per env and mode")
+    print(
+        f"env throughput: {r.task}, {r.num_envs} envs on {r.device}, {r.steps} timed steps per env and mode "
+        f"(median of {r.rounds} interleaved rounds)"
+    )
     print(f"  {'mode':<28} {'env steps/s':>12} {'of env-only':>12}")
     print(f"  {'env step only':<28} {r.env_sps:>12,.0f} {1.0:>12.1%}")
     print(f"  {'+ policy inference':<28} {r.inference_sps:>12,.0f} {r.inference_keeps:>12.1%}")
     print(f"  {'+ inference + training':<28} {r.train_sps:>12,.0f} {r.train_keeps:>12.1%}")
-    print(f"  training keeps {r.train_keeps:.1%} of env-only FPS ({r.train_steps} steps per env in whole iterations)")
+    print(f"  training keeps {r.train_keeps:.1%} of env-only FPS")
