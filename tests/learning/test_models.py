@@ -11,6 +11,7 @@ from tensordict import TensorDict
 
 from redline.learning import ModelConfig, Precision
 from redline.learning.models import PrecisionNet, build_actor, build_critic, update_obs_normalizer
+from redline.learning.moments import batch_moments
 
 
 def _obs() -> TensorDict:
@@ -44,10 +45,10 @@ def test_obs_normalizer_update_matches_rsl_rl_and_respects_ok() -> None:
     ours, ref = EmpiricalNormalization(4), EmpiricalNormalization(4)
     for _ in range(3):
         x = torch.randn(32, 4, generator=g) * 3 + 1
-        update_obs_normalizer(ours, x, torch.tensor(True))
+        update_obs_normalizer(ours, batch_moments(x, dim=0), torch.tensor(True))
         ref.update(x)
     for name in ("_mean", "_var", "_std", "count"):
         assert torch.allclose(getattr(ours, name), getattr(ref, name), atol=1e-6), name
     before = copy.deepcopy(ours.state_dict())
-    update_obs_normalizer(ours, torch.full((4, 4), float("nan")), torch.tensor(False))
+    update_obs_normalizer(ours, batch_moments(torch.full((4, 4), float("nan")), dim=0), torch.tensor(False))
     assert all(torch.equal(v, ours.state_dict()[k]) for k, v in before.items())

@@ -61,20 +61,58 @@ def test_records_in_place_and_advances() -> None:
     assert st.step == 0 and not st.full
 
 
+def _storage_of(t: int, n: int) -> RolloutStorage:
+    return RolloutStorage(t, n, TensorDict({"policy": torch.zeros(n, 2)}, batch_size=[n]), ["policy"], A, "cpu")
+
+
 def test_minibatch_indices_are_a_permutation_per_epoch() -> None:
     st = _storage()
     g = torch.Generator().manual_seed(3)
     first = st.minibatch_indices(4, g)
-    assert first.shape == (4, 3)
-    assert torch.equal(first.flatten().sort().values, torch.arange(12))
+    assert [idx.shape for idx, _ in first] == [(3,)] * 4 and [w for _, w in first] == [1.0] * 4
+    assert torch.equal(torch.cat([idx for idx, _ in first]).sort().values, torch.arange(12))
     second = st.minibatch_indices(4, g)
-    assert not torch.equal(first, second)  # a fresh permutation each epoch
-    assert torch.equal(first, st.minibatch_indices(4, torch.Generator().manual_seed(3)))  # reproducible
+    assert not all(torch.equal(a, b) for (a, _), (b, _) in zip(first, second, strict=True))  # fresh each epoch
+    again = st.minibatch_indices(4, torch.Generator().manual_seed(3))
+    assert all(torch.equal(a, b) for (a, _), (b, _) in zip(first, again, strict=True))  # reproducible
     # 12 samples in 5 minibatches of 2: the remainder (2 samples) sits out, indices stay unique
     five = st.minibatch_indices(5, g)
-    assert five.shape == (5, 2) and five.flatten().unique().numel() == 10
+    assert [idx.numel() for idx, _ in five] == [2] * 5 and torch.cat([i for i, _ in five]).unique().numel() == 10
     with pytest.raises(ValueError, match="exceeds"):
         st.minibatch_indices(13, g)
+
+
+def test_each_minibatch_holds_steps_of_every_env_when_the_count_divides_the_rollout() -> None:
+    t, n = 8, 5
+    for idx, _ in _storage_of(t, n).minibatch_indices(4, torch.Generator().manual_seed(0)):
+        envs = idx % n
+        assert torch.equal(torch.bincount(envs, minlength=n), torch.full((n,), t // 4))
+
+
+@pytest.mark.parametrize(("splits", "num_mini_batches"), [((5, 3), 4), ((2, 2, 4), 3), ((1, 6, 1), 5), ((4, 4), 7)])
+def test_ranks_minibatches_are_their_share_of_the_single_process_minibatches(
+    splits: tuple[int, ...], num_mini_batches: int
+) -> None:
+    """Rank r's minibatch m, mapped to (step, global env), is exactly the single process's minibatch m restricted
+    to rank r's envs; the weights are the shares' fractions of the global minibatch."""
+    t, g = 6, sum(splits)
+    whole = _storage_of(t, g).minibatch_indices(num_mini_batches, torch.Generator().manual_seed(7))
+    offset = 0
+    parts: list[list[tuple[torch.Tensor, float]]] = []
+    for n in splits:
+        parts.append(_storage_of(t, n).minibatch_indices(num_mini_batches, torch.Generator().manual_seed(7), offset, g))
+        offset += n
+    for m, (idx, weight) in enumerate(whole):
+        assert weight == 1.0
+        offset, union = 0, []
+        for n, rank_parts in zip(splits, parts, strict=True):
+            local, w = rank_parts[m]
+            assert w == local.numel() / idx.numel()
+            union.append((local // n) * g + offset + local % n)  # (step, local env) -> single-process flat index
+            offset += n
+        assert torch.equal(torch.cat(union).sort().values, idx.sort().values)
+    with pytest.raises(ValueError, match="do not fit"):
+        _storage_of(t, 4).minibatch_indices(2, torch.Generator(), env_offset=5, global_num_envs=8)
 
 
 def test_micro_batches_cover_the_minibatch_with_weights_summing_to_one() -> None:

@@ -76,22 +76,24 @@ class PrecisionNet:
 
 
 @torch.no_grad()
-def update_obs_normalizer(norm: EmpiricalNormalization, x: torch.Tensor, ok: torch.Tensor) -> None:
-    """rsl_rl's ``EmpiricalNormalization.update`` (single process), applied only where the device flag ``ok``.
+def update_obs_normalizer(norm: EmpiricalNormalization, moments: torch.Tensor, ok: torch.Tensor) -> None:
+    """rsl_rl's ``EmpiricalNormalization.update``, from a batch's moments, applied only where the device flag ``ok``.
 
     Same running mean/variance merge as rsl_rl, minus its ``torch.tensor(batch_size, device=...)`` (a host-to-device
-    copy that synchronises on CUDA), and a non-finite batch leaves the statistics as they were.
+    copy that synchronises on CUDA); the batch arrives as ``(n, mean, M2)`` moments (:mod:`redline.learning.moments`)
+    so that data-parallel ranks can merge theirs first; a non-finite batch leaves the statistics as they were.
 
     Args:
         norm: the model's normaliser; its buffers are updated in place.
-        x: observations, ``(B, obs_dim)``.
+        moments: ``(3, obs_dim)``: the batch's count, mean and M2 per observation dimension.
         ok: 0-dim bool; False keeps the statistics unchanged.
     """
     if not norm.training or norm.until is not None:
         raise ValueError("update_obs_normalizer expects a normaliser in training mode without an 'until' limit")
-    var_x, mean_x = torch.var_mean(x, dim=0, correction=0, keepdim=True)
-    count = norm.count + x.shape[0]
-    rate = x.shape[0] / count
+    n_x, mean_x, m2_x = moments.unbind(0)
+    n_x, mean_x, var_x = n_x[0], mean_x.unsqueeze(0), (m2_x / n_x.clamp(min=1.0)).unsqueeze(0)
+    count = norm.count + n_x.to(norm.count.dtype)
+    rate = n_x / count
     delta = mean_x - norm._mean
     mean = norm._mean + rate * delta
     # var' = var + rate (var_x − var + δ (mean_x − mean'))

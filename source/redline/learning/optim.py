@@ -27,12 +27,15 @@ class FlatAdam:
         lr: float,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
+        reduce_extra: int = 0,
     ) -> None:
         """Args:
         segments: parameter groups whose gradient norms are clipped separately (e.g. actor, critic); together
             they form one optimizer parameter group, in this order (rsl_rl's ``chain(actor, critic)`` order).
         lr: initial learning rate.
         betas, eps: Adam's.
+        reduce_extra: floats of room after the gradient in :attr:`reduce_buffer`, for statistics that travel in
+            the same all-reduce as the gradient.
 
         The parameters must already sit on their final device; afterwards ``module.to()`` would detach them from
         the flat buffer. Their ``.grad`` must not be set to ``None`` (``module.zero_grad()``); use :meth:`zero_grad`.
@@ -47,7 +50,11 @@ class FlatAdam:
         total = self.segments[-1].stop
         kw: dict[str, Any] = {"device": first.device, "dtype": torch.float32}
         self.flat_param = torch.empty(total, **kw)
-        self.flat_grad = torch.zeros(total, **kw)
+        self.reduce_buffer = torch.zeros(total + reduce_extra, **kw)
+        """``[gradient | extra]``: what one data-parallel all-reduce sums (the gradient part is :attr:`flat_grad`)."""
+        self.flat_grad = self.reduce_buffer[:total]
+        self.reduce_extra = self.reduce_buffer[total:]
+        """``(reduce_extra,)`` room for statistics reduced together with the gradient."""
         self.exp_avg = torch.zeros(total, **kw)
         self.exp_avg_sq = torch.zeros(total, **kw)
         self._denom = torch.empty(total, **kw)  # scratch buffers of step(): no allocation per step

@@ -12,6 +12,12 @@ Per iteration the caller runs (see :func:`redline.learning.runner.train_iteratio
 
 Nothing in this loop reads a device value on the host except :meth:`PPO.update`'s single read of the NaN-guard
 counters at the end of the iteration.
+
+Data-parallel training (``comm``, :mod:`redline.learning.distributed`): every rank runs this loop on its own envs;
+the minibatch partition is defined over global env ids, so rank r's minibatch m is its share of the single-process
+minibatch m, and per minibatch one all-reduce sums the count-weighted gradients with the step's statistics. Ranks
+then take identical steps and stay bitwise identical; N envs on one process and N/R on each of R ranks compute the
+same update up to floating-point summation order.
 """
 
 from __future__ import annotations
@@ -24,11 +30,13 @@ from tensordict import TensorDict
 
 from redline.errors import UserError
 from redline.learning import gaussian
-from redline.learning.advantages import gae, next_values, normalize
+from redline.learning.advantages import gae, next_values
 from redline.learning.config import PPOConfig
+from redline.learning.distributed import Communicator
 from redline.learning.guard import NanGuard
 from redline.learning.losses import entropy_bonus, explained_variance, surrogate_loss, value_loss
 from redline.learning.models import PrecisionNet, build_actor, build_critic, obs_groups_of, update_obs_normalizer
+from redline.learning.moments import batch_moments, merge_moments, variance
 from redline.learning.optim import FlatAdam, adaptive_lr
 from redline.learning.precision import Precision
 from redline.learning.storage import RolloutStorage
@@ -46,27 +54,43 @@ STEP_METRICS = (
     "critic_grad_norm",
 )
 """Per-optimizer-step metrics; :meth:`PPO.update` returns their means over the steps taken."""
+_REDUCED = len(STEP_METRICS) - 2
+"""The step metrics that travel in the gradient all-reduce (all but the gradient norms, computed after it)."""
 
 
 class PPO:
     """Proximal Policy Optimization on TensorDict batches, with a bf16 body / fp32 island precision policy."""
 
     def __init__(
-        self, obs: TensorDict, num_actions: int, cfg: PPOConfig, device: torch.device | str = "cpu", seed: int = 0
+        self,
+        obs: TensorDict,
+        num_actions: int,
+        cfg: PPOConfig,
+        device: torch.device | str = "cpu",
+        seed: int = 0,
+        comm: Communicator | None = None,
     ) -> None:
         """Args:
         obs: one observation TensorDict of batch size ``[N]`` (``env.get_observations()``), for shapes.
         num_actions: A.
         cfg: hyper-parameters; kept as given (frozen), never modified.
         device: where the models, the storage and the update live.
-        seed: seeds the learner's own generator (action noise and minibatch order). Network initialisation draws
-            from torch's global generator, as rsl_rl's does; seed that before constructing.
+        seed: seeds the learner's generators: the minibatch partition (the same on every rank) and the action
+            noise (``seed`` and the global rank). Network initialisation draws from torch's global generator, as
+            rsl_rl's does; seed that before constructing (data-parallel ranks then take rank 0's weights).
+        comm: the data-parallel communicator (None: a single process). All ranks must construct the learner.
         """
         self.cfg = cfg
         self.device = torch.device(device)
         self.precision = Precision.resolve(cfg.precision, self.device)
         obs = obs.to(self.device)
         self.num_envs = int(obs.batch_size[0])
+        self.comm = comm if comm is not None else Communicator(device=self.device)
+        counts = self.comm.all_gather(torch.tensor([self.num_envs], device=self.comm.device)).reshape(-1).tolist()
+        self.env_offset = int(sum(counts[: self.comm.rank]))
+        """Global id of this rank's env 0 (0 in one process)."""
+        self.global_num_envs = int(sum(counts))
+        """Envs over all ranks."""
         self.num_actions = num_actions
         groups = obs_groups_of(cfg.actor, cfg.critic)
         available = set(obs.keys())  # TensorDict has no `in`: membership goes through keys()
@@ -79,12 +103,18 @@ class PPO:
         self._actor_net = PrecisionNet(self.actor, self.precision)
         self._critic_net = PrecisionNet(self.critic, self.precision)
         self.value_normalizer = ValueNormalizer(cfg.uses_value_normalization(self.precision.is_bf16)).to(self.device)
-        self.optimizer = FlatAdam([self.actor.parameters(), self.critic.parameters()], lr=cfg.learning_rate)
+        self.optimizer = FlatAdam(
+            [self.actor.parameters(), self.critic.parameters()], lr=cfg.learning_rate, reduce_extra=_REDUCED
+        )
         self.storage = RolloutStorage(
             cfg.num_steps_per_env, self.num_envs, obs, groups["actor"] + groups["critic"], num_actions, self.device
         )
         self.generator = torch.Generator(device=self.device)
+        """Draws the minibatch partition; in the same state on every rank."""
         self.generator.manual_seed(seed)
+        self.noise_generator = torch.Generator(device=self.device)
+        """Draws the action noise when :attr:`action_noise` is None; seeded by (seed, global rank)."""
+        self.noise_generator.manual_seed((seed + 0x9E3779B97F4A7C15 * (self.comm.rank + 1)) % 2**63)
         self.action_noise: Callable[[], torch.Tensor] | None = None
         """Source of the ``(N, A)`` standard-normal action noise; None: the learner's own generator. Set it to the
         env's per-env streams (``redline.seeding``, ``Domain.POLICY``) to make action sampling partition-invariant."""
@@ -92,11 +122,33 @@ class PPO:
         self._rollout_ok = torch.ones((), dtype=torch.bool, device=self.device)
         self._explained_variance = torch.zeros((), device=self.device)
         self._mean_reward = torch.zeros((), device=self.device)
+        self.sync_replicas()
 
     @classmethod
-    def from_env(cls, env: Any, cfg: PPOConfig, device: torch.device | str = "cpu", seed: int = 0) -> PPO:
+    def from_env(
+        cls,
+        env: Any,
+        cfg: PPOConfig,
+        device: torch.device | str = "cpu",
+        seed: int = 0,
+        comm: Communicator | None = None,
+    ) -> PPO:
         """Build from an rsl_rl-style vec env (``get_observations()``, ``num_actions``)."""
-        return cls(env.get_observations(), env.num_actions, cfg, device=device, seed=seed)
+        return cls(env.get_observations(), env.num_actions, cfg, device=device, seed=seed, comm=comm)
+
+    def sync_replicas(self) -> None:
+        """Make every rank hold rank 0's state: weights, optimizer moments, learning rate, normalisers (a no-op in
+        a single process; called at construction and after loading a checkpoint)."""
+        if not self.comm.distributed:
+            return
+        opt = self.optimizer
+        buffers = [*self.actor.buffers(), *self.critic.buffers(), *self.value_normalizer.buffers()]
+        self.comm.broadcast_([opt.flat_param, opt.exp_avg, opt.exp_avg_sq, opt.steps, opt.lr, *buffers])
+
+    def check_replicas(self) -> None:
+        """Raise :class:`~redline.learning.distributed.ReplicaDivergedError` unless all ranks hold the same
+        parameters (one all-reduce; a no-op in a single process)."""
+        self.comm.check_replicas(self.optimizer.flat_param)
 
     # ---------------------------------------------------------------------------------------------------------------
     # Rollout
@@ -125,7 +177,7 @@ class PPO:
         mean = self._actor_net(obs)
         std = self.action_std().expand_as(mean)
         noise = None if self.action_noise is None else self.action_noise().to(self.device)
-        actions = gaussian.sample(mean, std, self.generator, noise)
+        actions = gaussian.sample(mean, std, self.noise_generator, noise)
         self.storage.record_policy(
             obs,
             actions=actions,
@@ -181,10 +233,17 @@ class PPO:
         finite_obs = torch.stack([torch.isfinite(x).all() for x in d["obs"].values()]).all()
         finite_values = torch.isfinite(values).all() & torch.isfinite(last_values).all()
         nonfinite = torch.stack((~finite_obs, ~torch.isfinite(rewards).all(), ~finite_values))
-        self._rollout_ok = self.guard.check(nonfinite, first="observations")
-        self.value_normalizer.update(returns, self._rollout_ok)
+        # the whole batch's statistics: every rank's (flags, return moments, advantage moments), merged in rank order
+        local = torch.cat((nonfinite.float(), batch_moments(returns), batch_moments(advantages)))
+        shares = self.comm.all_gather(local.to(self.comm.device)).to(self.device)
+        self._rollout_ok = self.guard.check(shares[:, :3].amax(0) > 0, first="observations")
+        self.value_normalizer.update(merge_moments(shares[:, 3:6]), self._rollout_ok)
         d["returns"].copy_(returns)
-        d["advantages"].copy_(advantages if self.cfg.normalize_advantage_per_mini_batch else normalize(advantages))
+        if not self.cfg.normalize_advantage_per_mini_batch:
+            adv = merge_moments(shares[:, 6:9])
+            # Â = (A − mean) / (std + 1e-8), over the whole batch of every rank (rsl_rl's normalisation)
+            advantages = (advantages - adv[1]) / (variance(adv, correction=1).sqrt() + 1e-8)
+        d["advantages"].copy_(advantages)
         self._explained_variance = explained_variance(values, returns)
         self._mean_reward = rewards.mean()
 
@@ -250,8 +309,12 @@ class PPO:
         steps_taken = torch.zeros((), device=self.device)
         first_ratio_dev = None
         for _ in range(cfg.num_learning_epochs):
-            for indices in st.minibatch_indices(cfg.num_mini_batches, self.generator):
-                step, ok, ratio_dev = self._gradient_step(indices)
+            minibatches = st.minibatch_indices(
+                cfg.num_mini_batches, self.generator, self.env_offset, self.global_num_envs
+            )
+            adv_stats = self._minibatch_advantage_stats(minibatches) if cfg.normalize_advantage_per_mini_batch else None
+            for m, (indices, share) in enumerate(minibatches):
+                step, ok, ratio_dev = self._gradient_step(indices, share, None if adv_stats is None else adv_stats[m])
                 first_ratio_dev = ratio_dev if first_ratio_dev is None else first_ratio_dev
                 sums += torch.where(ok, step, 0.0)
                 steps_taken += ok.float()
@@ -270,26 +333,52 @@ class PPO:
         )
         return metrics
 
-    def _gradient_step(self, indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _minibatch_advantage_stats(self, minibatches: list[tuple[torch.Tensor, float]]) -> torch.Tensor:
+        """``(M, 2)``: mean and std of the advantages of each global minibatch of an epoch (one all-gather)."""
+        adv = self.storage.flat["advantages"]
+        local = torch.stack(
+            [batch_moments(adv[idx]) if idx.numel() else torch.zeros(3, device=self.device) for idx, _ in minibatches]
+        )
+        merged = merge_moments(self.comm.all_gather(local.to(self.comm.device)).to(self.device).transpose(1, 2))
+        # merged: (3, M) -> per minibatch (mean, unbiased std)
+        return torch.stack((merged[1], variance(merged, correction=1).sqrt()), dim=1)
+
+    def _gradient_step(
+        self, indices: torch.Tensor, share: float = 1.0, adv_stats: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """One optimizer step on the minibatch ``indices`` (into ``storage.flat``), accumulated over micro-batches.
+
+        Args:
+            indices: this rank's share of the minibatch (may be empty on a rank).
+            share: the share's size / the global minibatch size (1 in a single process).
+            adv_stats: ``(mean, std)`` of the global minibatch's advantages, to normalise them per minibatch.
 
         Returns:
             ``(metrics, ok, ratio_dev)``: the step's :data:`STEP_METRICS` as one vector, whether the step was taken
-            (device bool), and max |ratio − 1| over the minibatch.
+            (device bool, the same on every rank), and max |ratio − 1| over this rank's share.
         """
         cfg, st, opt = self.cfg, self.storage, self.optimizer
-        adv_stats = torch.std_mean(st.flat["advantages"][indices]) if cfg.normalize_advantage_per_mini_batch else None
         opt.zero_grad()
-        step = torch.zeros(len(STEP_METRICS) - 2, device=self.device)  # all but the two gradient norms
+        step = opt.reduce_extra  # the step's statistics travel with the gradient in one all-reduce
+        step.zero_()
         ratio_dev = torch.zeros((), device=self.device)
-        for micro, weight in st.micro_batches(indices, cfg.micro_batches):
+        parts = st.micro_batches(indices, cfg.micro_batches) if indices.numel() else []
+        for micro, weight in parts:
             batch = st.train_view[micro]
-            adv = None if adv_stats is None else (batch["advantages"] - adv_stats[1]) / (adv_stats[0] + 1e-8)
+            adv = None if adv_stats is None else (batch["advantages"] - adv_stats[0]) / (adv_stats[1] + 1e-8)
             loss, m = self.loss(batch, adv)
-            # weight = micro size / minibatch size: the gradients add up to the minibatch mean's gradient
-            (loss * weight).backward()
-            step += weight * torch.stack([m[k] for k in STEP_METRICS[:-2]])
+            # weight · share = micro size / global minibatch size: the gradients of all micro-batches of all ranks
+            # add up to the gradient of the global minibatch mean
+            (loss * (weight * share)).backward()
+            step += (weight * share) * torch.stack([m[k] for k in STEP_METRICS[:_REDUCED]])
             ratio_dev = torch.maximum(ratio_dev, m["ratio_dev_max"])
+        if self.comm.distributed:
+            reduced = opt.reduce_buffer
+            if reduced.device != self.comm.device:
+                reduced = reduced.to(self.comm.device)
+            self.comm.all_reduce_(reduced)  # Σ over ranks; a NaN on any rank reaches every rank
+            if reduced is not opt.reduce_buffer:
+                opt.reduce_buffer.copy_(reduced)
         norms = opt.grad_norms()
         step = torch.cat((step, norms))
         if cfg.schedule == "adaptive":
@@ -306,10 +395,15 @@ class PPO:
         """Merge the rollout's observations into the models' normalisers (rsl_rl's order: after the update);
         a non-finite rollout leaves them unchanged."""
         obs = self.storage.flat["obs"]
-        for model in (self.actor, self.critic):
-            if model.obs_normalization:
-                latent = torch.cat([obs[group] for group in model.obs_groups], dim=-1)
-                update_obs_normalizer(model.obs_normalizer, latent, self._rollout_ok)
+        models = [model for model in (self.actor, self.critic) if model.obs_normalization]
+        if not models:
+            return
+        local = [batch_moments(torch.cat([obs[g] for g in model.obs_groups], dim=-1), dim=0) for model in models]
+        widths = [m.shape[1] for m in local]
+        # every rank's (n, mean, M2) of every normalised model, in one all-gather, merged in rank order
+        shares = self.comm.all_gather(torch.cat(local, dim=1).to(self.comm.device)).to(self.device)
+        for model, moments in zip(models, shares.split(widths, dim=2), strict=True):
+            update_obs_normalizer(model.obs_normalizer, merge_moments(moments), self._rollout_ok)
 
     # ---------------------------------------------------------------------------------------------------------------
     # Checkpoints
@@ -319,7 +413,7 @@ class PPO:
 
         rsl_rl keys: ``actor_state_dict``, ``critic_state_dict``, ``optimizer_state_dict`` (torch Adam format; the
         caller adds ``iter`` and ``infos``). Extras: ``value_normalizer_state_dict``, ``value_normalization``,
-        ``rng_state`` (the learner generator), ``learning_rate``, ``nan_guard``, ``precision``. Tensors are copies:
+        ``rng_state`` (the learner generators), ``learning_rate``, ``nan_guard``, ``precision``. Tensors are copies:
         training on does not change a state dict already taken.
         """
         return {
@@ -328,7 +422,7 @@ class PPO:
             "optimizer_state_dict": self.optimizer.state_dict(),
             "value_normalizer_state_dict": {k: v.clone() for k, v in self.value_normalizer.state_dict().items()},
             "value_normalization": self.value_normalizer.enabled,
-            "rng_state": {"generator": self.generator.get_state()},
+            "rng_state": {"generator": self.generator.get_state(), "noise_generator": self.noise_generator.get_state()},
             "learning_rate": float(self.optimizer.lr),
             "nan_guard": self.guard.state_dict(),
             "precision": self.precision.mode,
@@ -350,6 +444,9 @@ class PPO:
             self.value_normalizer.load_state_dict(state["value_normalizer_state_dict"])
         if "rng_state" in state:
             self.generator.set_state(state["rng_state"]["generator"].cpu())
+            if "noise_generator" in state["rng_state"] and self.comm.rank == 0:  # other ranks keep their own seed
+                self.noise_generator.set_state(state["rng_state"]["noise_generator"].cpu())
         if "nan_guard" in state:
             self.guard.load_state_dict(state["nan_guard"])
         self.optimizer.bind_grads()
+        self.sync_replicas()

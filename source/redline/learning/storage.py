@@ -14,12 +14,14 @@ Layout (all on the learner's device; ``A`` = action dim)::
     advantages    (T, N)      fp32      filled by the learner after the rollout
     returns       (T, N)      fp32      value targets, filled by the learner after the rollout
 
-Minibatches are index sets into the flattened ``T * N`` batch: one ``torch.randperm`` per epoch on the device, drawn
-from the generator passed in, so a run's minibatch order is reproducible and checkpointable.
+Minibatches are index sets into the flattened ``T * N`` batch, drawn each epoch on the device from the generator
+passed in (reproducible and checkpointable) and defined over global env ids, so that in data-parallel training each
+rank's minibatch is exactly its share of the single-process one (:meth:`RolloutStorage.minibatch_indices`).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
 import torch
@@ -113,16 +115,50 @@ class RolloutStorage:
         """Start a new rollout (the buffers are overwritten, not freed)."""
         self.step = 0
 
-    def minibatch_indices(self, num_mini_batches: int, generator: torch.Generator) -> torch.Tensor:
-        """One epoch's minibatches: a random permutation of ``range(T * N)`` cut into ``(num_mini_batches, size)``.
+    def minibatch_indices(
+        self,
+        num_mini_batches: int,
+        generator: torch.Generator,
+        env_offset: int = 0,
+        global_num_envs: int | None = None,
+    ) -> list[tuple[torch.Tensor, float]]:
+        """One epoch's minibatches: a random partition of the ``T * G`` transitions of all ranks' ``G`` envs,
+        defined over global env ids, and this process's share of each part.
 
-        ``size = T * N // num_mini_batches``; the remainder (if any) sits out this epoch, as in rsl_rl.
+        Each env's T time steps are shuffled by its own column of a ``(T, G)`` array of random keys, and the
+        transitions are laid out slot-major (position ``p = j * G + g`` holds env g's j-th shuffled step); minibatch
+        m is positions ``[m * S, (m + 1) * S)`` with ``S = T * G // num_mini_batches`` (the remainder sits out this
+        epoch, as in rsl_rl). Every rank draws the same keys, so rank r's part of minibatch m is exactly its envs'
+        share of the single-process minibatch m, and where ``num_mini_batches`` divides T each minibatch holds
+        ``T / num_mini_batches`` steps of every env.
+
+        Args:
+            num_mini_batches: M.
+            generator: draws the keys; it must be in the same state on every rank.
+            env_offset: global id of this process's env 0.
+            global_num_envs: G, envs over all ranks (None: this process's N, a single process).
+
+        Returns:
+            M pairs ``(indices, weight)``: indices into :attr:`flat` (this rank's share, possibly empty) and weight =
+            share size / S, the factor that turns the share's mean into its part of the global minibatch mean.
         """
-        size = self.batch_size // num_mini_batches
+        n, t = self.num_envs, self.num_steps
+        g = n if global_num_envs is None else global_num_envs
+        if not 0 <= env_offset <= g - n:
+            raise ValueError(f"envs [{env_offset}, {env_offset + n}) do not fit in {g} global envs")
+        size = t * g // num_mini_batches
         if size == 0:
-            raise ValueError(f"num_mini_batches={num_mini_batches} exceeds the batch of {self.batch_size} samples")
-        perm = torch.randperm(self.batch_size, generator=generator, device=self.device)
-        return perm[: num_mini_batches * size].view(num_mini_batches, size)
+            raise ValueError(f"num_mini_batches={num_mini_batches} exceeds the batch of {t * g} samples")
+        keys = torch.rand((t, g), generator=generator, device=self.device)[:, env_offset : env_offset + n]
+        times = keys.argsort(dim=0, stable=True)  # (T, N): times[j, l] = the step in slot j of local env l
+        local = (times * n + torch.arange(n, device=self.device)).reshape(-1)  # flat index t * N + l, slot-major
+
+        def before(position: int) -> int:  # local transitions at global positions < position
+            rows, rest = divmod(position, g)
+            return rows * n + min(max(rest - env_offset, 0), n)
+
+        bounds = [before(m * size) for m in range(num_mini_batches + 1)]
+        return [(local[a:b], (b - a) / size) for a, b in itertools.pairwise(bounds)]
 
     @staticmethod
     def micro_batches(indices: torch.Tensor, count: int) -> list[tuple[torch.Tensor, float]]:

@@ -12,6 +12,8 @@ import torch
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
+from redline.seeding import EnvStreams
+
 
 class DummyVecEnv(VecEnv):
     """Steer a noisy linear system to the origin.
@@ -25,7 +27,8 @@ class DummyVecEnv(VecEnv):
     origin (reward ~1). The ``policy`` observation is ``[x, x M]`` with a fixed random mix M filling it up to
     ``num_obs`` dims; with ``critic_obs`` a ``critic`` group adds the episode progress t / max_episode_length. An
     episode terminates when any |x_i| exceeds ``limit`` and times out after ``max_episode_length`` steps; done envs
-    reset. All randomness comes from the env's own generator (``seed``).
+    reset. All randomness comes from the env's own generator (``seed``), or with ``per_env_seed`` from per-env
+    streams (:mod:`redline.seeding`, ``per_env``), so that env g behaves the same whichever process holds it.
     """
 
     def __init__(
@@ -41,6 +44,8 @@ class DummyVecEnv(VecEnv):
         init_range: float = 1.5,
         limit: float = 3.0,
         critic_obs: bool = False,
+        per_env_seed: int | None = None,
+        env_id_offset: int = 0,
     ) -> None:
         if num_obs < num_actions:
             raise ValueError(f"num_obs ({num_obs}) must be >= num_actions ({num_actions})")
@@ -52,6 +57,10 @@ class DummyVecEnv(VecEnv):
         self.critic_obs = critic_obs
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed)
+        self.streams = (
+            None if per_env_seed is None else EnvStreams("per_env", per_env_seed, num_envs, self.device, env_id_offset)
+        )
+        """Per-env streams (with ``per_env_seed``): env g's draws depend on (seed, g, episode, draw) only."""
         eye = torch.eye(num_actions, device=self.device)
         mix = torch.randn(num_actions, num_actions, generator=self.generator, device=self.device)
         self.B = 0.3 * (eye + 0.2 * mix)
@@ -63,7 +72,12 @@ class DummyVecEnv(VecEnv):
 
     def _reset(self, mask: torch.Tensor) -> None:
         shape = (self.num_envs, self.num_actions)
-        fresh = (torch.rand(shape, generator=self.generator, device=self.device) * 2.0 - 1.0) * self.init_range
+        if self.streams is None:
+            u = torch.rand(shape, generator=self.generator, device=self.device)
+        else:
+            self.streams.begin_episode(mask.nonzero().squeeze(-1))  # a host sync: fine for a test env
+            u = self.streams.uniform(None, (self.num_actions,))
+        fresh = (u * 2.0 - 1.0) * self.init_range
         self.state = torch.where(mask.unsqueeze(-1), fresh, self.state)
         self.episode_length_buf = torch.where(mask, 0, self.episode_length_buf)
 
@@ -83,7 +97,10 @@ class DummyVecEnv(VecEnv):
         termination.
         """
         actions = actions.to(self.device, torch.float32)
-        noise = torch.randn(self.state.shape, generator=self.generator, device=self.device)
+        if self.streams is None:
+            noise = torch.randn(self.state.shape, generator=self.generator, device=self.device)
+        else:
+            noise = self.streams.normal(None, (self.num_actions,))
         self.state = self.state + actions @ self.B.T + self.noise_std * noise
         rewards = torch.exp(-self.state.square().mean(-1)) - self.action_cost * actions.square().mean(-1)
         self.episode_length_buf += 1

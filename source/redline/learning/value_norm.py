@@ -46,17 +46,19 @@ class ValueNormalizer(nn.Module):
         return torch.addcmul(self.mean, values, self.std) if self.enabled else values
 
     @torch.no_grad()
-    def update(self, targets: torch.Tensor, ok: torch.Tensor) -> None:
-        """Merge the statistics of ``targets`` (any shape) into the running ones, only where the device flag ``ok``.
+    def update(self, moments: torch.Tensor, ok: torch.Tensor) -> None:
+        """Merge a batch of value targets, given as its ``(n, mean, M2)`` moments (:mod:`redline.learning.moments`,
+        0-dim each), into the running statistics, only where the device flag ``ok``.
 
         A non-finite batch must not poison the statistics for good, so the merge is a ``torch.where`` on ``ok``
         (no host sync).
         """
         if not self.enabled:
             return
-        var_b, mean_b = torch.var_mean(targets.float(), correction=0)
-        total = self.count + targets.numel()
-        w = (targets.numel() / total).float()  # weight of the new batch, n_b / (n + n_b)
+        n_b, mean_b, m2_b = moments.unbind(0)
+        var_b = m2_b / n_b.clamp(min=1.0)
+        total = self.count + n_b.double()
+        w = (n_b.double() / total).float()  # weight of the new batch, n_b / (n + n_b)
         delta = mean_b - self.mean
         # mu' = mu + w δ ;  var' = (1 − w) var + w var_b + w (1 − w) δ²
         mean = self.mean + w * delta
