@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +36,19 @@ def _positive_int(field: str):
             raise argparse.ArgumentTypeError(f"must be a positive integer, got '{text}'") from None
         if value <= 0:
             raise argparse.ArgumentTypeError(f"must be a positive integer, got '{text}'")
+        return value
+
+    return parse
+
+
+def _positive_float(field: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a positive number, got '{text}'") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be a positive number, got '{text}'")
         return value
 
     return parse
@@ -112,6 +126,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write a torch.profiler Chrome trace of one iteration (profile/trace.json)",
     )
+    train.add_argument(
+        "--nproc",
+        type=_positive_int("--nproc"),
+        default=None,
+        help="data-parallel: start N local processes under torchrun (gloo on CPU, NCCL on CUDA GPUs)",
+    )
+    train.add_argument(
+        "--distributed",
+        action="store_true",
+        help="data-parallel: join torchrun's process group (torchrun ... -m redline.cli train --distributed)",
+    )
+    train.add_argument(
+        "--dist_timeout",
+        type=_positive_float("--dist_timeout"),
+        default=120.0,
+        help="data-parallel: seconds before a silent rank is reported lost and training stops (default: 120)",
+    )
 
     play = sub.add_parser(
         "play", help="play a checkpoint headless and export it", epilog="Trailing key=value tokens are Hydra overrides."
@@ -178,7 +209,7 @@ def _options[T](cls: type[T], args: argparse.Namespace, extra: list[str]) -> T:
     return options(**{k: v for k, v in vars(args).items() if k in names}, overrides=_overrides(extra))
 
 
-def _run(args: argparse.Namespace, extra: list[str]) -> int:
+def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -> int:
     if extra and args.command not in ("train", "play"):  # only train and play take key=value overrides
         raise UserError(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "list":
@@ -237,7 +268,16 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     if args.command == "train":
         from redline.training.train import TrainOptions, train
 
-        train(_options(TrainOptions, args, extra))
+        options = _options(TrainOptions, args, extra)
+        if args.nproc is not None:
+            if args.distributed:
+                raise UserError("--nproc: starts torchrun itself; drop --distributed (that is for torchrun's workers)")
+            from redline.training.distributed import launch
+            from redline.training.train import check_launch
+
+            check_launch(options)  # bad input fails here once, not in every rank
+            return launch(args.nproc, argv, args.device)
+        train(options)
         return 0
     if args.command == "play":
         from redline.training.play import PlayOptions, play
@@ -265,11 +305,13 @@ def _list() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``redline`` console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--distributed" in argv:  # c10d logs C++ stack frames with its errors; redline names the failure in one line
+        os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
     command = next((a for a in argv if a in {"list", "train", "play", "assets", "bench", "report"}), None)
     prog = f"redline {command}" if command else "redline"
     try:
         args, extra = build_parser().parse_known_args(argv)
-        return _run(args, extra)
+        return _run(args, extra, argv)
     except UserError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2

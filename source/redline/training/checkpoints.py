@@ -22,18 +22,32 @@ def env_streams(env: Any) -> Any:
     return getattr(getattr(env, "unwrapped", None), "streams", None)
 
 
-def add_seeding_state(state: dict[str, Any], env: Any) -> None:
-    """Put ``env``'s seeding counters into a checkpoint dict, so a resumed run continues the same streams."""
+def gather_seeding_state(env: Any, comm: Any = None) -> dict[str, Any] | None:
+    """``env``'s per-env seeding counters for a checkpoint (None for envs without streams), so a resumed run
+    continues the same streams; with a data-parallel ``comm`` (every rank calls this) those of all ranks, keyed by
+    global env id (ranks hold equal env counts)."""
     streams = env_streams(env)
-    if streams is not None:
-        state[SEEDING_KEY] = streams.state_dict()
+    if streams is None:
+        return None
+    state = streams.state_dict()
+    if comm is None or not comm.distributed:
+        return state
+    return {k: comm.all_gather(v.to(comm.device)).reshape(-1, *v.shape[1:]).cpu() for k, v in state.items()}
 
 
 def restore_seeding_state(checkpoint: dict[str, Any], env: Any) -> None:
-    """Restore the seeding counters :func:`add_seeding_state` saved (nothing for checkpoints without them)."""
+    """Restore the seeding counters :func:`gather_seeding_state` saved (nothing for checkpoints without them)."""
     streams = env_streams(env)
-    if streams is not None and SEEDING_KEY in checkpoint:
+    if streams is None or SEEDING_KEY not in checkpoint:
+        return
+    try:
         streams.load_state_dict(checkpoint[SEEDING_KEY])
+    except ValueError as exc:
+        saved = int(checkpoint[SEEDING_KEY]["global_ids"].numel())
+        raise UserError(
+            f"--resume: the checkpoint holds seeding counters for {saved} global envs; this run's envs reach past "
+            f"them ({exc}); keep --num_envs x ranks <= {saved}"
+        ) from exc
 
 
 def save_atomic(obj: Any, path: str | os.PathLike[str]) -> None:

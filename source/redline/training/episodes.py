@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 
@@ -38,8 +40,15 @@ class EpisodeTracker:
             acc = self._log_sums.setdefault(key, torch.zeros(2, device=self._sums.device))
             acc += torch.stack((value.sum(), torch.full((), float(value.numel()), device=acc.device)))  # no H2D copy
 
-    def read(self) -> dict[str, float | None]:
-        """``mean_reward``, ``mean_episode_length`` and ``episode/<key>`` means for the window; starts a new one."""
+    def read(self, comm: Any = None) -> dict[str, float | None]:
+        """``mean_reward``, ``mean_episode_length`` and ``episode/<key>`` means for the window; starts a new one.
+
+        Args:
+            comm: a data-parallel :class:`~redline.learning.distributed.Communicator`: the episode counts and sums
+                are summed over all ranks first (every rank must call ``read``); ``episode/<key>`` stay this rank's.
+        """
+        if comm is not None and comm.distributed:
+            comm.all_reduce_(self._sums)
         values = torch.cat([self._sums, *self._log_sums.values()]).tolist()  # the one host sync
         count, ret, length = values[:3]
         if count > 0:

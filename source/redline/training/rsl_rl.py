@@ -15,7 +15,7 @@ import torch
 from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.logger import Logger
 
-from redline.training.checkpoints import add_seeding_state, restore_seeding_state, save_atomic
+from redline.training.checkpoints import SEEDING_KEY, gather_seeding_state, restore_seeding_state, save_atomic
 from redline.training.metrics import MetricsLog
 
 
@@ -122,6 +122,8 @@ class RslRlRunner(OnPolicyRunner):
         saved = self.alg.save()
         saved["iter"] = self.current_learning_iteration
         saved["infos"] = infos
-        add_seeding_state(saved, self.env)
+        seeding = gather_seeding_state(self.env)
+        if seeding is not None:
+            saved[SEEDING_KEY] = seeding
         save_atomic(saved, path)
         self.logger.save_model(path, self.current_learning_iteration)

@@ -1,0 +1,148 @@
+"""Multi-process training: ``redline train --nproc N`` starts torchrun; ``--distributed`` joins its process group.
+
+Each rank runs its own envs (``--num_envs`` is per process, as in Isaac Lab) with global env ids offset by the env
+counts of lower ranks, so ``per_env`` seeding gives the union of all ranks' envs the streams of one process with all
+envs. NCCL on CUDA (``cuda:LOCAL_RANK``), gloo on CPU. Only rank 0 writes logs and checkpoints and shows progress.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+
+from redline.errors import UserError
+
+TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+"""Environment variables torchrun gives each worker; ``--distributed`` needs all of them."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DistContext:
+    """This process's place in the process group."""
+
+    rank: int
+    """Global rank (seeds and env ids use it; never the local rank)."""
+    world_size: int
+    """Number of ranks over all nodes."""
+    local_rank: int
+    """Rank on this node: the CUDA device index."""
+    device: str
+    """``cuda:LOCAL_RANK`` or ``cpu``."""
+    backend: str
+    """``nccl`` or ``gloo``."""
+    timeout_s: float
+    """Process-group timeout [s]: a collective waiting longer than this fails and names the lost rank."""
+
+
+def torchrun_command(nproc: int, argv: Sequence[str]) -> list[str]:
+    """The single-node torchrun command line that runs ``redline <argv> --distributed`` on ``nproc`` processes.
+
+    Args:
+        nproc: processes to start (``--nproc_per_node``); rendezvous on loopback at a free port (``--standalone``).
+        argv: the ``redline`` arguments (``train ...``) without ``--nproc``.
+    """
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={nproc}",
+        "-m",
+        "redline.cli",
+        *argv,
+        "--distributed",
+    ]
+
+
+def strip_nproc(argv: Sequence[str]) -> list[str]:
+    """``argv`` without its ``--nproc N`` / ``--nproc=N`` option."""
+    out: list[str] = []
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token == "--nproc":
+            skip = True
+        elif not token.startswith("--nproc="):
+            out.append(token)
+    return out
+
+
+def launch(nproc: int, argv: Sequence[str], device: str | None) -> int:
+    """Run ``redline train`` on ``nproc`` local processes under torchrun; returns its exit status.
+
+    Raises:
+        UserError: more processes than CUDA GPUs on a CUDA device.
+    """
+    import torch
+
+    if (device is None or device.startswith("cuda")) and torch.cuda.is_available():
+        gpus = torch.cuda.device_count()
+        if nproc > gpus:
+            raise UserError(f"--nproc: {nproc} processes but {gpus} CUDA GPU(s); use --nproc <= {gpus} or --device cpu")
+    command = torchrun_command(nproc, strip_nproc(argv))
+    print(f"[redline] starting {nproc} processes: {' '.join(command[1:])}", file=sys.stderr, flush=True)
+    return subprocess.call(command)
+
+
+def init(device: str | None, timeout_s: float) -> DistContext:
+    """Join the process group torchrun prepared (``env://``) and pick this rank's device.
+
+    Args:
+        device: the ``--device`` option: None / ``cuda*`` use ``cuda:LOCAL_RANK`` when CUDA exists, else the CPU.
+        timeout_s: the process group's timeout [s].
+
+    Raises:
+        UserError: not started by torchrun, or the rendezvous cannot be reached within ``timeout_s``.
+    """
+    missing = [k for k in TORCHRUN_ENV if k not in os.environ]
+    if missing:
+        raise UserError(
+            f"--distributed: not started by torchrun ({', '.join(missing)} unset); use `redline train --nproc N ...` "
+            "or `torchrun --nproc_per_node N -m redline.cli train --distributed ...`"
+        )
+    if timeout_s <= 0:
+        raise UserError(f"--dist_timeout: must be > 0 seconds, got {timeout_s:g}")
+    import torch
+    import torch.distributed as dist
+
+    rank, world, local = (int(os.environ[k]) for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+    use_cuda = (device is None or device.startswith("cuda")) and torch.cuda.is_available()
+    if device is not None and device.startswith("cuda") and not torch.cuda.is_available():
+        raise UserError(f"--device: '{device}' requested but CUDA is not available (valid here: cpu)")
+    if use_cuda:
+        if local >= torch.cuda.device_count():
+            raise UserError(f"--nproc: local rank {local} but only {torch.cuda.device_count()} CUDA GPU(s)")
+        torch.cuda.set_device(local)
+    target = f"cuda:{local}" if use_cuda else "cpu"
+    backend = "nccl" if use_cuda else "gloo"
+    address = f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
+    try:
+        dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s))
+    except Exception as exc:  # DistStoreError, TimeoutError, RuntimeError, depending on where it failed
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        raise UserError(
+            f"--distributed: rank {rank} could not join the process group at {address} within {timeout_s:g} s "
+            f"({reason})"
+        ) from exc
+    return DistContext(rank, world, local, target, backend, timeout_s)
+
+
+def shutdown() -> None:
+    """Leave the process group (if one was joined)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def barrier() -> None:
+    """Wait for every rank (a no-op without a process group)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
