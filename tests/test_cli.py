@@ -29,6 +29,10 @@ from redline.cli import main
         (["play", "--task", "Redline-Cartpole", "--steps", "0"], "--steps: must be a positive integer"),
         (["train", "--task", "Redline-Cartpole", "--seeding", "random"], "unknown strategy 'random' (valid: shared"),
         (["train", "--task", "Redline-Cartpole", "env.seeding.strategy=perenv"], "unknown strategy 'perenv'"),
+        (["train", "--task", "Redline-Cartpole", "--distributed"], "--distributed: not started by torchrun"),
+        (["train", "--task", "Redline-Cartpole", "--nproc", "2", "--distributed"], "--nproc: starts torchrun itself"),
+        (["train", "--task", "Redline-Cartpole", "--dist_timeout", "0"], "--dist_timeout: must be a positive number"),
+        (["bench", "distributed", "--shape", "huge"], "argument --shape: invalid choice: 'huge'"),
         (["list", "extra"], "unrecognized arguments: extra"),
         (["fly"], "invalid choice: 'fly'"),
     ],
@@ -45,6 +49,12 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], expected: str, capsys
 def test_cuda_without_gpu_is_refused(capsys: pytest.CaptureFixture) -> None:
     assert main(["train", "--task", "Redline-Cartpole", "--device", "cuda"]) == 2
     assert "no CUDA GPU is available (valid here: cpu)" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a GPU")
+def test_rsl_rl_multi_process_on_cpu_is_refused_before_launch(capsys: pytest.CaptureFixture) -> None:
+    assert main(["train", "--task", "Redline-Cartpole", "--nproc", "2", "--learner", "rsl_rl"]) == 2
+    assert "rsl_rl's multi-process training needs CUDA (NCCL); on CPU use --learner redline" in capsys.readouterr().err
 
 
 def test_console_script_prints_no_traceback() -> None:

@@ -160,9 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmarks whose output the README quotes (not timed tests)")
     bench.add_argument(
         "what",
-        choices=["seeding", "learner", "env"],
+        choices=["seeding", "learner", "env", "distributed"],
         help="seeding: per-reset cost of each strategy; learner: redline vs rsl_rl PPO on a synthetic env; "
-        "env: a task's env steps/s alone, with policy inference, and while training",
+        "env: a task's env steps/s alone, with policy inference, and while training; "
+        "distributed: the redline learner on 1 vs --nproc ranks, same global batch",
     )
     bench.add_argument(
         "--num_envs",
@@ -176,7 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--precision", choices=["bf16", "fp32"], default=None, help="learner: bf16 | fp32 (fp32); env: (auto)"
     )
     bench.add_argument("--iterations", type=_positive_int("--iterations"), default=3, help="learner: timed its")
-    bench.add_argument("--json", action="store_true", help="learner: print the result as one JSON object")
+    bench.add_argument("--json", action="store_true", help="learner, distributed: print one JSON object")
+    bench.add_argument("--nproc", type=_positive_int("--nproc"), default=2, help="distributed: ranks (2)")
+    bench.add_argument("--weak", action="store_true", help="distributed: each rank keeps --num_envs (weak scaling)")
     bench.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
     bench.add_argument(
         "--task", default=None, help="env: the task (required); seeding: also time one env step of it, to quote a share"
@@ -244,6 +247,16 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -
                 print(json.dumps(result))
             else:
                 print_learner(result)
+            return 0
+        if args.what == "distributed":
+            from redline.bench_distributed import DistBenchOptions, bench_distributed, print_distributed
+
+            opts = DistBenchOptions(args.nproc, args.shape, args.num_envs, args.iterations, device, args.weak)
+            dist_result = bench_distributed(opts)
+            if args.json:
+                print(json.dumps(dist_result))
+            else:
+                print_distributed(dist_result)
             return 0
         if args.what == "env":
             from redline.bench_env import EnvBenchOptions, bench_env, print_env_bench
