@@ -69,7 +69,7 @@ def _worker(rank: int, world: int, port: int, opts: DistBenchOptions, threads: i
             timeout=datetime.timedelta(seconds=60),
         )
         comm = Communicator.from_process_group(device, 60.0)
-    shape = SHAPES[opts.shape]
+    shape: dict[str, Any] = SHAPES[opts.shape]
     total = opts.num_envs or shape["num_envs"]
     n = total if opts.weak else total // world
     env = DummyVecEnv(
@@ -145,7 +145,7 @@ def bench_distributed(opts: DistBenchOptions) -> dict[str, Any]:
         raise UserError(f"--shape: unknown shape '{opts.shape}' (valid: {', '.join(SHAPES)})")
     if opts.device.startswith("cuda") and opts.nproc > torch.cuda.device_count():
         raise UserError(f"--nproc: {opts.nproc} ranks but {torch.cuda.device_count()} CUDA GPU(s)")
-    total = opts.num_envs or SHAPES[opts.shape]["num_envs"]
+    total = int(opts.num_envs or SHAPES[opts.shape]["num_envs"])  # type: ignore[call-overload]
     if not opts.weak and total % opts.nproc:
         raise UserError(f"--num_envs: {total} global envs do not split evenly over --nproc {opts.nproc}")
     one, many = _run(1, opts), _run(opts.nproc, opts)
