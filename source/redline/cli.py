@@ -160,10 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmarks whose output the README quotes (not timed tests)")
     bench.add_argument(
         "what",
-        choices=["seeding", "learner", "env", "distributed"],
+        choices=["seeding", "learner", "env", "distributed", "train"],
         help="seeding: per-reset cost of each strategy; learner: redline vs rsl_rl PPO on a synthetic env; "
         "env: a task's env steps/s alone, with policy inference, and while training; "
-        "distributed: the redline learner on 1 vs --nproc ranks, same global batch",
+        "distributed: the redline learner on 1 vs --nproc ranks, same global batch; "
+        "train: redline vs rsl_rl on a real task, time to a reward threshold over seeds",
     )
     bench.add_argument(
         "--num_envs",
@@ -180,6 +181,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="learner, distributed: print one JSON object")
     bench.add_argument("--nproc", type=_positive_int("--nproc"), default=2, help="distributed: ranks (2)")
     bench.add_argument("--weak", action="store_true", help="distributed: each rank keeps --num_envs (weak scaling)")
+    bench.add_argument("--vs", default="rsl_rl", help="train: the learner to compare with (rsl_rl)")
+    bench.add_argument("--seeds", type=_positive_int("--seeds"), default=3, help="train: seeds per learner (3)")
+    bench.add_argument("--seed", type=_seed, default=42, help="train: first seed (42)")
+    bench.add_argument("--threshold", type=float, default=4.9, help="train: mean return counted as solved (4.9)")
+    bench.add_argument(
+        "--max_iterations", type=_positive_int("--max_iterations"), default=80, help="train: iterations per run (80)"
+    )
     bench.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
     bench.add_argument(
         "--task", default=None, help="env: the task (required); seeding: also time one env step of it, to quote a share"
@@ -247,6 +255,27 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -
                 print(json.dumps(result))
             else:
                 print_learner(result)
+            return 0
+        if args.what == "train":
+            from redline.bench_train import TrainBenchOptions, bench_train, print_train_bench
+
+            task = args.task or "Redline-Cartpole"
+            train_opts = TrainBenchOptions(
+                task,
+                args.vs,
+                args.seeds,
+                args.seed,
+                args.threshold,
+                args.max_iterations,
+                args.num_envs,
+                args.device,
+                args.precision or "auto",
+            )
+            train_result = bench_train(train_opts)
+            if args.json:
+                print(json.dumps(train_result))
+            else:
+                print_train_bench(train_result)
             return 0
         if args.what == "distributed":
             from redline.bench_distributed import DistBenchOptions, bench_distributed, print_distributed

@@ -46,6 +46,13 @@ class MetricsLogger(Logger):
         self._total_iterations = metrics_total_iterations
         self._t0 = time.perf_counter()
         self.metrics: MetricsLog | None = None
+        self._window: list[float] = []  # returns of the episodes that finished in this iteration (up to 100 per step)
+
+    def process_env_step(self, rewards: torch.Tensor, dones: torch.Tensor, extras: dict, *args: Any) -> None:
+        super().process_env_step(rewards, dones, extras, *args)
+        if self.writer is not None:
+            finished = min(int((dones > 0).sum()), self.rewbuffer.maxlen or 0)
+            self._window.extend(list(self.rewbuffer)[len(self.rewbuffer) - finished :])
 
     def init_logging_writer(self) -> None:
         super().init_logging_writer()
@@ -77,6 +84,8 @@ class MetricsLogger(Logger):
             "wall_time_s": round(time.perf_counter() - self._t0, 4),
             "sps": collection_size / (collect_time + learn_time),
             "mean_reward": statistics.mean(self.rewbuffer) if self.rewbuffer else None,
+            # the redline learner's statistic: episodes that finished in this iteration
+            "mean_reward_window": statistics.mean(self._window) if self._window else None,
             "mean_episode_length": statistics.mean(self.lenbuffer) if self.lenbuffer else None,
             "collect_s": collect_time,
             "learn_s": learn_time,
@@ -86,6 +95,7 @@ class MetricsLogger(Logger):
         record.update({f"loss/{k}": float(v) for k, v in loss_dict.items()})
         record.update(episode_extras(self.ep_extras))
         self.ep_extras.clear()
+        self._window.clear()
         self.metrics.write(record)
 
     def stop_logging_writer(self) -> None:
