@@ -362,7 +362,8 @@ class PPO:
         step = opt.reduce_extra  # the step's statistics travel with the gradient in one all-reduce
         step.zero_()
         ratio_dev = torch.zeros((), device=self.device)
-        parts = st.micro_batches(indices, cfg.micro_batches) if indices.numel() else []
+        # a rank's share may be smaller than micro_batches: splitting finer never changes the sum
+        parts = st.micro_batches(indices, min(cfg.micro_batches, indices.numel())) if indices.numel() else []
         for micro, weight in parts:
             batch = st.train_view[micro]
             adv = None if adv_stats is None else (batch["advantages"] - adv_stats[0]) / (adv_stats[1] + 1e-8)
