@@ -41,8 +41,12 @@ def _only_run(log_root: Path, experiment: str) -> Path:
 def test_train_then_play_and_export(tmp_path: Path, no_network: list) -> None:
     log_root = tmp_path / "logs"
     argv = ["--task", "Redline-Cartpole", "--num_envs", "64", "--device", "cpu", "--log_root", str(log_root)]
-    assert main(["train", *argv, "--max_iterations", "3", "agent.save_interval=2"]) == 0
+    assert main(["train", *argv, "--max_iterations", "3", "--profile", "agent.save_interval=2"]) == 0
     run = _only_run(log_root, "redline_cartpole")
+    trace = json.loads((run / "profile" / "trace.json").read_text())["traceEvents"]  # --profile: iteration 1
+    names = {e.get("name", "") for e in trace}
+    assert "aten::addmm" in names  # the MLPs' forward passes
+    assert "autograd::engine::evaluate_function: AddmmBackward0" in names  # and the update's backward
     records = _records(run)
     assert [r["iteration"] for r in records] == [0, 1, 2]
     assert all(set(r) >= METRIC_KEYS for r in records)
