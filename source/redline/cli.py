@@ -13,7 +13,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -28,30 +28,27 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(message)
 
 
-def _positive_int(field: str):
-    def parse(text: str) -> int:
+def _positive[N: (int, float)](cast: Callable[[str], N], kind: str) -> Callable[[str], N]:
+    """An argparse ``type`` accepting values of ``cast`` above zero; argparse names the option in its error."""
+
+    def parse(text: str) -> N:
         try:
-            value = int(text)
+            value = cast(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a positive integer, got '{text}'") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be a positive integer, got '{text}'")
-        return value
-
-    return parse
-
-
-def _positive_float(field: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a positive number, got '{text}'") from None
+            raise argparse.ArgumentTypeError(f"must be a positive {kind}, got '{text}'") from None
         if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be a positive number, got '{text}'")
+            raise argparse.ArgumentTypeError(f"must be a positive {kind}, got '{text}'")
         return value
 
     return parse
+
+
+def _positive_int(field: str) -> Callable[[str], int]:
+    return _positive(int, "integer")
+
+
+def _positive_float(field: str) -> Callable[[str], float]:
+    return _positive(float, "number")
 
 
 def _seed(text: str) -> int:
@@ -105,44 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser("train", help="train a task", epilog="Trailing key=value tokens are Hydra overrides.")
     _add_run_args(train)
-    train.add_argument(
-        "--max_iterations",
-        type=_positive_int("--max_iterations"),
-        default=None,
-        help="learning iterations (default: the agent config's)",
-    )
-    train.add_argument(
-        "--learner", default="redline", help="redline (default) | rsl_rl (rsl_rl 5.5.1's OnPolicyRunner, the anchor)"
-    )
-    train.add_argument(
-        "--precision", default="auto", help="redline learner: auto (bf16 on capable CUDA GPUs, else fp32) | bf16 | fp32"
-    )
-    train.add_argument(
-        "--resume", default=None, help="latest | RUN_DIR | PATH: continue from a checkpoint at its iteration + 1"
-    )
-    train.add_argument("--run_name", default=None, help="suffix of the run folder name")
-    train.add_argument(
-        "--profile",
-        action="store_true",
-        help="write a torch.profiler Chrome trace of one iteration (profile/trace.json)",
-    )
-    train.add_argument(
-        "--nproc",
-        type=_positive_int("--nproc"),
-        default=None,
-        help="data-parallel: start N local processes under torchrun (gloo on CPU, NCCL on CUDA GPUs)",
-    )
-    train.add_argument(
-        "--distributed",
-        action="store_true",
-        help="data-parallel: join torchrun's process group (torchrun ... -m redline.cli train --distributed)",
-    )
-    train.add_argument(
-        "--dist_timeout",
-        type=_positive_float("--dist_timeout"),
-        default=120.0,
-        help="data-parallel: seconds before a silent rank is reported lost and training stops (default: 120)",
-    )
+    train.add_argument("--max_iterations", type=_positive_int("--max_iterations"), help="(agent config's)")
+    train.add_argument("--learner", default="redline", help="redline (default) | rsl_rl (rsl_rl 5.5.1, the anchor)")
+    train.add_argument("--precision", default="auto", help="auto (bf16 on capable CUDA GPUs, else fp32) | bf16 | fp32")
+    train.add_argument("--resume", help="latest | RUN_DIR | PATH: continue from a checkpoint at its iteration + 1")
+    train.add_argument("--run_name", help="suffix of the run folder name")
+    train.add_argument("--profile", action="store_true", help="Chrome trace of one iteration (profile/trace.json)")
+    # data-parallel training: torchrun ranks, gloo on the CPU, NCCL on CUDA GPUs
+    train.add_argument("--nproc", type=_positive_int("--nproc"), help="start N local processes under torchrun")
+    train.add_argument("--distributed", action="store_true", help="join torchrun's process group (one rank)")
+    train.add_argument("--dist_timeout", type=_positive_float("--dist_timeout"), default=120.0, help="[s] (120)")
 
     play = sub.add_parser(
         "play", help="play a checkpoint headless and export it", epilog="Trailing key=value tokens are Hydra overrides."
@@ -178,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--precision", choices=["bf16", "fp32"], default=None, help="learner: bf16 | fp32 (fp32); env: (auto)"
     )
     bench.add_argument("--iterations", type=_positive_int("--iterations"), default=3, help="learner: timed its")
-    bench.add_argument("--json", action="store_true", help="learner, distributed: print one JSON object")
+    bench.add_argument("--json", action="store_true", help="print the result as one JSON object")
     bench.add_argument("--nproc", type=_positive_int("--nproc"), default=2, help="distributed: ranks (2)")
     bench.add_argument("--weak", action="store_true", help="distributed: each rank keeps --num_envs (weak scaling)")
     bench.add_argument("--vs", default="rsl_rl", help="train: the learner to compare with (rsl_rl)")
@@ -243,69 +212,12 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -
         print(f"[redline] wrote {len(paths)} plots to {paths[0].parent}", file=sys.stderr)
         return 0
     if args.command == "bench":
-        from redline.bench import bench_seeding, print_seeding
-        from redline.device import resolve_device
-
-        device = resolve_device(args.device)
-        if args.what == "learner":
-            from redline.bench_learner import bench_learner, print_learner
-
-            result = bench_learner(args.shape, args.precision or "fp32", device, args.iterations)
-            if args.json:
-                print(json.dumps(result))
-            else:
-                print_learner(result)
-            return 0
-        if args.what == "train":
-            from redline.bench_train import TrainBenchOptions, bench_train, print_train_bench
-
-            task = args.task or "Redline-Cartpole"
-            train_opts = TrainBenchOptions(
-                task,
-                args.vs,
-                args.seeds,
-                args.seed,
-                args.threshold,
-                args.max_iterations,
-                args.num_envs,
-                args.device,
-                args.precision or "auto",
-            )
-            train_result = bench_train(train_opts)
-            if args.json:
-                print(json.dumps(train_result))
-            else:
-                print_train_bench(train_result)
-            return 0
-        if args.what == "distributed":
-            from redline.bench_distributed import DistBenchOptions, bench_distributed, print_distributed
-
-            opts = DistBenchOptions(args.nproc, args.shape, args.num_envs, args.iterations, device, args.weak)
-            dist_result = bench_distributed(opts)
-            if args.json:
-                print(json.dumps(dist_result))
-            else:
-                print_distributed(dist_result)
-            return 0
-        if args.what == "env":
-            from redline.bench_env import EnvBenchOptions, bench_env, print_env_bench
-
-            if args.task is None:
-                raise UserError("--task: required for `bench env` (see `redline list`)")
-            print_env_bench(
-                bench_env(
-                    EnvBenchOptions(
-                        task=args.task,
-                        num_envs=args.num_envs,
-                        steps=args.steps,
-                        device=device,
-                        precision=args.precision or "auto",
-                    )
-                )
-            )
-            return 0
-        num_envs = args.num_envs or 4096
-        print_seeding(bench_seeding(num_envs, device, args.task), num_envs, device)
+        result, show = _bench(args)
+        if args.json:
+            plain = dataclasses.is_dataclass(result) and not isinstance(result, type)
+            print(json.dumps(dataclasses.asdict(result) if plain else result))
+        else:
+            show(result)
         return 0
     if args.command == "train":
         from redline.training.train import TrainOptions, train
@@ -327,6 +239,39 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -
         play(_options(PlayOptions, args, extra))
         return 0
     raise AssertionError(args.command)
+
+
+def _bench(args: argparse.Namespace) -> tuple[Any, Callable[[Any], None]]:
+    """Run the benchmark ``args.what`` names; returns its result and the function that prints it for people."""
+    from redline.device import resolve_device
+
+    device = resolve_device(args.device)
+    if args.what == "learner":
+        from redline.bench_learner import bench_learner, print_learner
+
+        return bench_learner(args.shape, args.precision or "fp32", device, args.iterations), print_learner
+    if args.what == "train":
+        from redline.bench_train import TrainBenchOptions, bench_train, print_train_bench
+
+        task = args.task or "Redline-Cartpole"
+        fields = (args.vs, args.seeds, args.seed, args.threshold, args.max_iterations, args.num_envs, args.device)
+        return bench_train(TrainBenchOptions(task, *fields, args.precision or "auto")), print_train_bench
+    if args.what == "distributed":
+        from redline.bench_distributed import DistBenchOptions, bench_distributed, print_distributed
+
+        opts = DistBenchOptions(args.nproc, args.shape, args.num_envs, args.iterations, device, args.weak)
+        return bench_distributed(opts), print_distributed
+    if args.what == "env":
+        from redline.bench_env import EnvBenchOptions, bench_env, print_env_bench
+
+        if args.task is None:
+            raise UserError("--task: required for `bench env` (see `redline list`)")
+        env_opts = EnvBenchOptions(args.task, args.num_envs, args.steps, device, args.precision or "auto")
+        return bench_env(env_opts), print_env_bench
+    from redline.bench import bench_seeding, print_seeding
+
+    num_envs = args.num_envs or 4096
+    return bench_seeding(num_envs, device, args.task), lambda r: print_seeding(r, num_envs, device)
 
 
 def _list() -> int:
