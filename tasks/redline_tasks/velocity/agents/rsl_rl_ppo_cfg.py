@@ -10,9 +10,9 @@ from redline.device import default_device
 class Go1FlatPPORunnerCfg(RslRlOnPolicyRunnerCfg):
     """Legged PPO as in Isaac Lab's flat velocity tasks: 24 steps/env, 5 epochs x 4 minibatches, adaptive KL
     (0.01), lr 1e-3, gamma 0.99, lambda 0.95, entropy 0.01; [128, 128, 128] ELU actor and critic (Isaac Lab's flat
-    choice; the rough tasks' [512, 256, 128] costs ~10x the update FLOPs on a CPU), with running observation
-    normalisation (as mjlab's Go1 velocity task; Isaac Lab 3.0's velocity configs leave it off, but a CPU-sized batch
-    of a few thousand samples with unscaled joint velocities drives the adaptive-KL learning rate to its floor)."""
+    choice; the rough tasks' [512, 256, 128] costs ~5x the update FLOPs on a CPU), with running observation
+    normalisation (as mjlab's Go1 velocity task; Isaac Lab 3.0's velocity configs leave it off): the joint
+    velocities enter unscaled, and a CPU-sized batch is a few thousand samples."""
 
     num_steps_per_env = 24
     max_iterations = 300
