@@ -71,6 +71,7 @@ def run(rank: int, world: int, port: int, out: Path, iterations: int, mode: str,
         _poison_third_loss(alg)
     result: dict[str, Any] = {"skipped": [], "calls": [], "setup_calls": alg.comm.take_stats()[0]}
     try:
+        start = time.monotonic()
         obs = env.get_observations()
         for it in range(iterations):
             if mode == "kill" and rank == 1 and it == 1:
@@ -80,6 +81,7 @@ def run(rank: int, world: int, port: int, out: Path, iterations: int, mode: str,
             result["skipped"].append(int(metrics["skipped_steps"]))
             result["calls"].append(alg.comm.take_stats()[0])
         alg.check_replicas()
+        result["train_s"] = time.monotonic() - start
         result["params"] = alg.optimizer.flat_param.clone()
         result["obs_norm_mean"] = alg.actor.obs_normalizer._mean.clone()
         result["value_norm"] = torch.stack((alg.value_normalizer.mean, alg.value_normalizer.var))
