@@ -52,3 +52,27 @@ def test_obs_normalizer_update_matches_rsl_rl_and_respects_ok() -> None:
     before = copy.deepcopy(ours.state_dict())
     update_obs_normalizer(ours, batch_moments(torch.full((4, 4), float("nan")), dim=0), torch.tensor(False))
     assert all(torch.equal(v, ours.state_dict()[k]) for k, v in before.items())
+
+
+def test_in_place_activations_keep_forward_and_gradients_and_leave_the_model_alone() -> None:
+    obs, groups = _obs(), {"actor": ["policy"], "critic": ["policy"]}
+    torch.manual_seed(0)
+    actor = build_actor(obs, groups, 3, SMALL)
+    net = PrecisionNet(actor, Precision("fp32"))
+    # every activation after a Linear runs in place in redline's forward; the model's own modules are unchanged
+    assert [getattr(m, "inplace", None) for m in net.body[1::2]] == [True] * (len(net.body) // 2)
+    assert all(m.inplace is False for m in actor.mlp if isinstance(m, torch.nn.ELU))
+    x = obs["policy"].clone().requires_grad_(True)
+    ours = net(TensorDict({"policy": x}, [8]))
+    ours.square().sum().backward()
+    ours_grads = [p.grad.clone() for p in actor.parameters() if p.grad is not None] + [x.grad.clone()]
+    actor.zero_grad()
+    x.grad = None
+    ref = actor(TensorDict({"policy": x}, [8]))
+    ref.square().sum().backward()
+    ref_grads = [p.grad for p in actor.parameters() if p.grad is not None] + [x.grad]
+    assert torch.equal(ours, ref)
+    # dx = dy (y + α) from the saved output instead of dy α exp(x): the same up to rounding
+    assert len(ours_grads) == len(ref_grads) and all(
+        torch.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in zip(ours_grads, ref_grads, strict=True)
+    )
