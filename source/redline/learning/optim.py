@@ -1,9 +1,10 @@
 """Adam over one flat fp32 buffer, with a tensor learning rate, grad-norm clipping and a device-side skip flag.
 
 The parameters of the actor and the critic become views into one contiguous fp32 buffer (and their ``.grad`` views
-into a second), so the whole optimizer step is a dozen kernels over one tensor instead of a dozen per parameter, and a
-later all-reduce is one call. The learning rate is a 0-dim device tensor and the step is taken or skipped by a device
-boolean: nothing is read back to the host, so a step can be captured in a CUDA graph.
+into a second), so the whole optimizer step is one fused Adam pass per segment (torch's ``_fused_adam_``, the kernel
+behind ``torch.optim.Adam(fused=True)``) instead of a dozen kernels per parameter, and a later all-reduce is one call.
+The learning rate is a 0-dim device tensor and the step is taken or skipped by a device flag (the kernel's
+``found_inf``): nothing is read back to the host, so a step can be captured in a CUDA graph.
 
 The maths is torch.optim.Adam's (no weight decay, no amsgrad) and :meth:`FlatAdam.state_dict` writes its format, so
 rsl_rl's ``optimizer.load_state_dict(checkpoint["optimizer_state_dict"])`` accepts a redline checkpoint.
@@ -57,9 +58,6 @@ class FlatAdam:
         """``(reduce_extra,)`` room for statistics reduced together with the gradient."""
         self.exp_avg = torch.zeros(total, **kw)
         self.exp_avg_sq = torch.zeros(total, **kw)
-        self._denom = torch.empty(total, **kw)  # scratch buffers of step(): no allocation per step
-        self._update = torch.empty(total, **kw)
-        self._zero = torch.zeros((), **kw)
         self.steps = torch.zeros((), **kw)
         """Optimizer steps taken (skipped steps do not count), as Adam's per-parameter ``step``."""
         self.lr = torch.tensor(float(lr), **kw)
@@ -106,25 +104,35 @@ class FlatAdam:
         """
         beta1, beta2 = self.betas
         grad = self.flat_grad
-        torch.where(ok, grad, self._zero, out=grad)  # a skipped step's gradient may hold NaN/Inf: zero it in place
+        skip = (~ok).float()  # found_inf: 1.0 makes the kernel return before it touches anything
+        scale = None
         if max_norm is not None:
             norms = self.grad_norms() if norms is None else norms
-            # clip_grad_norm_'s coefficient: min(1, max_norm / (‖g‖ + 1e-6)); 1 where the norm is not finite
-            coef = torch.where(ok, (max_norm / (norms + 1e-6)).clamp(max=1.0), 1.0)
-            for i, s in enumerate(self.segments):
-                grad[s] *= coef[i]
-        self.steps += ok.float()
-        # m ← β1 m + (1 − β1) g
-        self.exp_avg.lerp_(grad, torch.where(ok, 1.0 - beta1, 0.0))
-        # v ← β2 v + (1 − β2) g²   (unchanged on a skip: g = 0 there)
-        self.exp_avg_sq.mul_(torch.where(ok, beta2, 1.0)).addcmul_(grad, grad, value=1.0 - beta2)
-        t = self.steps.clamp(min=1.0)
-        bias_correction1 = 1.0 - torch.pow(beta1, t)
-        bias_correction2 = 1.0 - torch.pow(beta2, t)
-        # θ ← θ − lr / (1 − β1^t) · m / (sqrt(v / (1 − β2^t)) + eps)
-        step_size = torch.where(ok, self.lr / bias_correction1, 0.0)
-        denom = torch.sqrt(self.exp_avg_sq, out=self._denom).div_(bias_correction2.sqrt()).add_(self.eps)
-        self.flat_param.addcdiv_(torch.mul(self.exp_avg, step_size, out=self._update), denom, value=-1.0)
+            # clip_grad_norm_'s coefficient min(1, max_norm / (‖g‖ + 1e-6)), as the divisor the kernel applies:
+            # max(1, (‖g‖ + 1e-6) / max_norm); 1 on a skipped step (its norm may not be finite)
+            scale = torch.where(ok, ((norms + 1e-6) / max_norm).clamp(min=1.0), 1.0)
+        self.steps += ok.float()  # Adam's step count, read by the kernel for the bias corrections
+        for i, s in enumerate(self.segments):
+            # one fused pass per segment (torch.optim.Adam(fused=True)'s kernel, CPU and CUDA):
+            # g ← g / scale;  m ← β1 m + (1 − β1) g;  v ← β2 v + (1 − β2) g²;
+            # θ ← θ − lr / (1 − β1^t) · m / (sqrt(v / (1 − β2^t)) + eps)
+            torch._fused_adam_(
+                [self.flat_param[s]],
+                [grad[s]],
+                [self.exp_avg[s]],
+                [self.exp_avg_sq[s]],
+                [],
+                [self.steps],
+                lr=self.lr,
+                beta1=beta1,
+                beta2=beta2,
+                weight_decay=0.0,
+                eps=self.eps,
+                amsgrad=False,
+                maximize=False,
+                grad_scale=None if scale is None else scale[i],
+                found_inf=skip,
+            )
 
     def state_dict(self) -> dict:
         """torch.optim.Adam's state-dict format (one parameter group), on the parameters' device."""
