@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 from redline import __version__
 from redline.errors import UserError
+from redline.host import tune_allocator
 
 
 class _Parser(argparse.ArgumentParser):
@@ -295,6 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--distributed" in argv:  # c10d logs C++ stack frames with its errors; redline names the failure in one line
         os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
     command = next((a for a in argv if a in {"list", "train", "play", "assets", "bench", "report"}), None)
+    if command in ("train", "play", "bench"):
+        tune_allocator()  # before the first large tensor: freed CPU tensors are reused, not unmapped (redline.host)
     prog = f"redline {command}" if command else "redline"
     try:
         args, extra = build_parser().parse_known_args(argv)

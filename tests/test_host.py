@@ -1,0 +1,19 @@
+"""``redline.host``: the glibc allocator tuning is applied unless the user opted out or set glibc's own variable."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from redline.host import tune_allocator
+
+
+def test_opt_outs_leave_glibc_alone() -> None:
+    assert tune_allocator({"REDLINE_MALLOC": "stock"}) is False
+    assert tune_allocator({"MALLOC_MMAP_THRESHOLD_": "131072"}) is False  # the user's own setting wins
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
+def test_glibc_accepts_the_thresholds() -> None:
+    assert tune_allocator({}) is True
