@@ -60,6 +60,8 @@ class Timing:
     rollout_s: float
     update_s: float
     ops_per_update: int | None = None
+    gemm_share: float | None = None
+    """Share of the profiled update's CPU time spent in matrix multiplies (the arithmetic no learner can skip)."""
 
     @property
     def total_s(self) -> float:
@@ -88,14 +90,22 @@ def _time(rollout: Callable[[], None], update: Callable[[], None], iterations: i
     return Timing(statistics.median(r), statistics.median(u))
 
 
-def _count_ops(rollout: Callable[[], None], update: Callable[[], None]) -> int:
-    """aten ops (CPU dispatcher calls) of one update, counted with torch.profiler."""
+GEMMS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_addmm_activation")
+"""The matrix-multiply ops whose time is the update's arithmetic floor on the CPU."""
+
+
+def _count_ops(rollout: Callable[[], None], update: Callable[[], None]) -> tuple[int, float]:
+    """aten ops (CPU dispatcher calls) of one update and the share of its CPU time in :data:`GEMMS`, by
+    torch.profiler."""
     from torch.profiler import ProfilerActivity, profile
 
     rollout()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         update()
-    return sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+    events = prof.key_averages()
+    ops = sum(e.count for e in events if e.key.startswith("aten::"))
+    total = sum(e.self_cpu_time_total for e in events)
+    return ops, sum(e.self_cpu_time_total for e in events if e.key in GEMMS) / total
 
 
 def _measure(
@@ -122,7 +132,7 @@ def _measure(
 
     timing = _time(rollout, update, iterations, device)
     if not device.startswith("cuda"):
-        timing.ops_per_update = _count_ops(rollout, update)
+        timing.ops_per_update, timing.gemm_share = _count_ops(rollout, update)
     return timing
 
 
@@ -184,9 +194,18 @@ def print_learner(result: dict[str, Any]) -> None:
         f"learner benchmark: shape {result['shape']}, {result['precision']}, {result['device']}, "
         f"{result['threads']} threads, median of {result['iterations_timed']} iterations"
     )
-    print(f"  {'learner':<8} {'rollout s':>10} {'update s':>10} {'total s/it':>11} {'aten ops/update':>16}")
+    print(
+        f"  {'learner':<8} {'rollout s':>10} {'update s':>10} {'total s/it':>11} {'aten ops/update':>16}"
+        f" {'GEMM share':>11}"
+    )
     for name in ("rsl_rl", "redline"):
         t = result[name]
         ops = "-" if t["ops_per_update"] is None else f"{t['ops_per_update']:,}"
-        print(f"  {name:<8} {t['rollout_s']:>10.4f} {t['update_s']:>10.4f} {t['total_s']:>11.4f} {ops:>16}")
+        gemm = "-" if t["gemm_share"] is None else f"{t['gemm_share']:.0%}"
+        print(f"  {name:<8} {t['rollout_s']:>10.4f} {t['update_s']:>10.4f} {t['total_s']:>11.4f} {ops:>16} {gemm:>11}")
+    red = result["redline"]
+    if red["gemm_share"] is not None:
+        # the update's matrix multiplies are a floor for any learner with these networks and this schedule
+        floor = red["gemm_share"] * red["update_s"] / result["rsl_rl"]["total_s"]
+        print(f"  redline's update GEMMs alone take {floor:.2f}x rsl_rl's whole iteration (profiled share)")
     print(f"  redline is {result['speedup']:.2f}x rsl_rl per iteration ({result['update_speedup']:.2f}x on the update)")
