@@ -16,6 +16,7 @@ def test_tiny_shape_reports_both_learners_and_their_ratio(capsys: pytest.Capture
     for t in (rsl, red):
         assert t["rollout_s"] > 0 and t["update_s"] > 0 and t["ops_per_update"] > 1000
         assert 0 < t["gemm_share"] < 1  # matrix multiplies are part, never all, of an update's CPU time
+    assert result["allocator"] == "tuned"  # the redline command tunes malloc before any learner runs
     assert result["speedup"] == pytest.approx(rsl["total_s"] / red["total_s"])
     # redline's update dispatches fewer aten ops than rsl_rl's (fused Adam, closed-form Gaussian, no host syncs)
     assert red["ops_per_update"] < rsl["ops_per_update"]

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from redline.host import tune_allocator
+from redline.host import allocator, tune_allocator
 
 
 def test_opt_outs_leave_glibc_alone() -> None:
@@ -17,3 +17,4 @@ def test_opt_outs_leave_glibc_alone() -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
 def test_glibc_accepts_the_thresholds() -> None:
     assert tune_allocator({}) is True
+    assert allocator() == "tuned"

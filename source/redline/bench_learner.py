@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from redline.host import allocator
+
 SHAPES = {
     # legged_gym's shape: 4096 envs x 24 steps, obs 48, act 12, [512, 256, 128] actor and critic, 5 x 4 updates
     "legged": {"num_envs": 4096, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [512, 256, 128]},
@@ -181,6 +183,7 @@ def bench_learner(shape_name: str, precision: str, device: str, iterations: int)
         "precision": precision,
         "device": device,
         "threads": torch.get_num_threads(),
+        "allocator": allocator(),
         "iterations_timed": iterations,
         "rsl_rl": dataclasses.asdict(rsl) | {"total_s": rsl.total_s},
         "redline": dataclasses.asdict(red) | {"total_s": red.total_s},
@@ -192,7 +195,7 @@ def bench_learner(shape_name: str, precision: str, device: str, iterations: int)
 def print_learner(result: dict[str, Any]) -> None:
     print(
         f"learner benchmark: shape {result['shape']}, {result['precision']}, {result['device']}, "
-        f"{result['threads']} threads, median of {result['iterations_timed']} iterations"
+        f"{result['threads']} threads, {result['allocator']} malloc, median of {result['iterations_timed']} iterations"
     )
     print(
         f"  {'learner':<8} {'rollout s':>10} {'update s':>10} {'total s/it':>11} {'aten ops/update':>16}"

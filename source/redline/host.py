@@ -46,4 +46,14 @@ def tune_allocator(environ: dict[str, str] | None = None) -> bool:
     libc = ctypes.CDLL(name)
     if not hasattr(libc, "mallopt"):  # musl has no mallopt
         return False
-    return bool(libc.mallopt(M_MMAP_THRESHOLD, THRESHOLD)) and bool(libc.mallopt(M_TRIM_THRESHOLD, THRESHOLD))
+    global _tuned
+    _tuned = bool(libc.mallopt(M_MMAP_THRESHOLD, THRESHOLD)) and bool(libc.mallopt(M_TRIM_THRESHOLD, THRESHOLD))
+    return _tuned
+
+
+_tuned = False
+
+
+def allocator() -> str:
+    """``"tuned"`` once :func:`tune_allocator` succeeded in this process, else ``"stock"`` (for benchmark reports)."""
+    return "tuned" if _tuned else "stock"
