@@ -3,7 +3,8 @@
 Both learners train on the same synthetic batched env (:class:`redline.learning.testing.DummyVecEnv`) with the same
 shapes, hyper-parameters and seeds. rsl_rl runs its own ``OnPolicyRunner.learn`` loop body (act, step, NaN check,
 process_env_step, compute_returns, update) without its logger; redline runs :class:`RedlineRunner`'s loop body.
-Each learner's first iteration is a warm-up and is not timed.
+Each learner's first iteration is a warm-up and is not timed; then the two are timed in alternation, an iteration
+each, so that the machine's drifts in speed reach both alike.
 """
 
 from __future__ import annotations
@@ -75,21 +76,33 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize(device)
 
 
-def _time(rollout: Callable[[], None], update: Callable[[], None], iterations: int, device: str) -> Timing:
-    rollout()
-    update()  # warm-up
-    r, u = [], []
-    for _ in range(iterations):
-        _sync(device)
-        t0 = time.perf_counter()
+Loop = tuple[Callable[[], None], Callable[[], None]]
+"""One learner's ``(rollout, update)``: a rollout of T steps with its returns, then the PPO update."""
+
+
+def _time_interleaved(loops: dict[str, Loop], iterations: int, device: str) -> dict[str, Timing]:
+    """Warm every loop up once, then time them in turn, iteration by iteration, so that a drift in the machine's
+    speed (other load, frequency) reaches every learner alike; medians per learner."""
+    for rollout, update in loops.values():
         rollout()
-        _sync(device)
-        t1 = time.perf_counter()
         update()
-        _sync(device)
-        r.append(t1 - t0)
-        u.append(time.perf_counter() - t1)
-    return Timing(statistics.median(r), statistics.median(u))
+    samples: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in loops}
+    for _ in range(iterations):
+        for name, (rollout, update) in loops.items():
+            _sync(device)
+            t0 = time.perf_counter()
+            rollout()
+            _sync(device)
+            t1 = time.perf_counter()
+            update()
+            _sync(device)
+            samples[name][0].append(t1 - t0)
+            samples[name][1].append(time.perf_counter() - t1)
+    timings = {name: Timing(statistics.median(r), statistics.median(u)) for name, (r, u) in samples.items()}
+    if not device.startswith("cuda"):
+        for name, (rollout, update) in loops.items():
+            timings[name].ops_per_update, timings[name].gemm_share = _count_ops(rollout, update)
+    return timings
 
 
 GEMMS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_addmm_activation")
@@ -110,17 +123,8 @@ def _count_ops(rollout: Callable[[], None], update: Callable[[], None]) -> tuple
     return ops, sum(e.self_cpu_time_total for e in events if e.key in GEMMS) / total
 
 
-def _measure(
-    env: Any,
-    steps: int,
-    iterations: int,
-    device: str,
-    act: Callable,
-    record: Callable,
-    finish: Callable,
-    update: Callable,
-) -> Timing:
-    """Time ``iterations`` rollouts (``steps`` x act -> env.step -> record, then finish) and updates."""
+def _loop(env: Any, steps: int, act: Callable, record: Callable, finish: Callable, update: Callable) -> Loop:
+    """A learner's loop body on ``env``: ``steps`` x (act -> env.step -> record), then ``finish``; and ``update``."""
     state = {"obs": env.get_observations()}
 
     def rollout() -> None:
@@ -132,10 +136,7 @@ def _measure(
             finish(obs)
             state["obs"] = obs
 
-    timing = _time(rollout, update, iterations, device)
-    if not device.startswith("cuda"):
-        timing.ops_per_update, timing.gemm_share = _count_ops(rollout, update)
-    return timing
+    return rollout, update
 
 
 def _env(shape: dict[str, Any], device: str, seed: int) -> Any:
@@ -145,7 +146,8 @@ def _env(shape: dict[str, Any], device: str, seed: int) -> Any:
     return DummyVecEnv(shape["num_envs"], shape["num_obs"], shape["num_actions"], device=device, seed=seed)
 
 
-def bench_rsl_rl(shape: dict[str, Any], bf16: bool, device: str, iterations: int, seed: int = 0) -> Timing:
+def rsl_rl_loop(shape: dict[str, Any], bf16: bool, device: str, seed: int = 0) -> Loop:
+    """rsl_rl 5.5.1's ``OnPolicyRunner.learn`` loop body (without its logger) on a synthetic env."""
     from rsl_rl.runners import OnPolicyRunner
     from rsl_rl.utils import check_nan
 
@@ -157,10 +159,11 @@ def bench_rsl_rl(shape: dict[str, Any], bf16: bool, device: str, iterations: int
         check_nan(obs, rewards, dones)  # as OnPolicyRunner.learn does
         alg.process_env_step(obs, rewards, dones, extras)
 
-    return _measure(env, shape["steps"], iterations, device, alg.act, record, alg.compute_returns, alg.update)
+    return _loop(env, shape["steps"], alg.act, record, alg.compute_returns, alg.update)
 
 
-def bench_redline(shape: dict[str, Any], precision: str, device: str, iterations: int, seed: int = 0) -> Timing:
+def redline_loop(shape: dict[str, Any], precision: str, device: str, seed: int = 0) -> Loop:
+    """:class:`RedlineRunner`'s loop body with the redline PPO learner on a synthetic env."""
     from redline.learning import PPO, PPOConfig
 
     env = _env(shape, device, seed)
@@ -169,15 +172,19 @@ def bench_redline(shape: dict[str, Any], precision: str, device: str, iterations
     def record(obs: Any, rewards: torch.Tensor, dones: torch.Tensor, extras: dict) -> None:
         alg.process_env_step(rewards, dones, extras)
 
-    return _measure(env, shape["steps"], iterations, device, alg.act, record, alg.compute_returns, alg.update)
+    return _loop(env, shape["steps"], alg.act, record, alg.compute_returns, alg.update)
 
 
 def bench_learner(shape_name: str, precision: str, device: str, iterations: int) -> dict[str, Any]:
-    """Both learners at ``shape_name`` and ``precision`` (``bf16``/``fp32``); returns a JSON-ready dict."""
+    """Both learners at ``shape_name`` and ``precision`` (``bf16``/``fp32``), timed in alternation; returns a
+    JSON-ready dict."""
     shape = SHAPES[shape_name]
-    bf16 = precision == "bf16"
-    rsl = bench_rsl_rl(shape, bf16, device, iterations)
-    red = bench_redline(shape, precision, device, iterations)
+    loops = {
+        "rsl_rl": rsl_rl_loop(shape, precision == "bf16", device),
+        "redline": redline_loop(shape, precision, device),
+    }
+    timings = _time_interleaved(loops, iterations, device)
+    rsl, red = timings["rsl_rl"], timings["redline"]
     return {
         "shape": shape_name,
         "precision": precision,
