@@ -60,3 +60,26 @@ class EpisodeTracker:
         self._sums.zero_()
         self._log_sums.clear()
         return out
+
+
+def randomize_episode_lengths(env: Any) -> None:
+    """rsl_rl's ``init_at_random_ep_len``: start each env at a random step of its episode.
+
+    ``episode_length_buf`` becomes uniform over ``[0, max_episode_length)``, so time-outs spread over iterations
+    instead of arriving for every env in one wave every ``max_episode_length`` steps. With per-env streams
+    (``per_env``/``eval``) each env draws its offset from its own stream, so the offsets do not depend on how the
+    envs are split over processes; under ``shared`` (or an env without streams) from torch's generator, as rsl_rl.
+
+    Args:
+        env: an rsl_rl vec env (``episode_length_buf`` ``(num_envs,)``, ``max_episode_length`` [steps]).
+    """
+    from redline.seeding import Strategy
+    from redline.training.checkpoints import env_streams
+
+    buf, high = env.episode_length_buf, int(env.max_episode_length)
+    streams = env_streams(env)
+    if streams is None or streams.strategy is Strategy.SHARED:
+        env.episode_length_buf = torch.randint_like(buf, high=high)
+        return
+    u = streams.uniform(None, (1,)).reshape(-1).to(buf.device)
+    env.episode_length_buf = (u * high).floor().clamp(max=high - 1).to(buf.dtype)  # floor(u · high) ∈ [0, high)

@@ -24,7 +24,7 @@ from redline.training.checkpoints import (
     restore_seeding_state,
     save_atomic,
 )
-from redline.training.episodes import EpisodeTracker
+from redline.training.episodes import EpisodeTracker, randomize_episode_lengths
 from redline.training.gpu_monitor import GpuMonitor
 from redline.training.metrics import MetricsLog
 from redline.training.profiling import IterationProfiler
@@ -90,10 +90,14 @@ class RedlineRunner:
             shape = (env.num_actions,)
             self.alg.action_noise = lambda: streams.normal(None, shape, domain=Domain.POLICY)
 
-    def learn(self, num_iterations: int, profile: bool = False) -> None:
+    def learn(self, num_iterations: int, profile: bool = False, init_at_random_ep_len: bool = False) -> None:
         """Run ``num_iterations`` iterations after :attr:`iteration`; with ``profile`` (and a run folder), write a
-        torch.profiler Chrome trace of one of them to ``<run_dir>/profile/trace.json``."""
+        torch.profiler Chrome trace of one of them to ``<run_dir>/profile/trace.json``; with
+        ``init_at_random_ep_len`` first start every env at a random step of its episode, as rsl_rl's ``learn``
+        (:func:`~redline.training.episodes.randomize_episode_lengths`)."""
         env, alg = self.env, self.alg
+        if init_at_random_ep_len:
+            randomize_episode_lengths(env)
         writer = None
         if self.run_dir is not None:
             from torch.utils.tensorboard import SummaryWriter

@@ -165,7 +165,9 @@ def _train(opts: TrainOptions, ctx: DistContext | None) -> Path | None:
             redline_runner = RedlineRunner(vec_env, cfg, run_dir, device, opts.seed, agent_cfg.save_interval, comm=comm)
             if checkpoint is not None:
                 redline_runner.load(checkpoint)
-            redline_runner.learn(agent_cfg.max_iterations, profile=opts.profile)
+            redline_runner.learn(
+                agent_cfg.max_iterations, profile=opts.profile, init_at_random_ep_len=agent_cfg.init_at_random_ep_len
+            )
         elapsed = time.perf_counter() - start
     if run_dir is None:
         return None
