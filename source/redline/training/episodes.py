@@ -1,10 +1,14 @@
-"""Episode returns and lengths accumulated on the device, read once per iteration (no per-step host sync)."""
+"""Episode returns and lengths accumulated on the device, read once per iteration (no per-step host sync), and
+rsl_rl's random initial episode lengths drawn from per-env streams."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import torch
+
+from redline.seeding import Strategy
+from redline.training.checkpoints import env_streams
 
 
 class EpisodeTracker:
@@ -73,9 +77,6 @@ def randomize_episode_lengths(env: Any) -> None:
     Args:
         env: an rsl_rl vec env (``episode_length_buf`` ``(num_envs,)``, ``max_episode_length`` [steps]).
     """
-    from redline.seeding import Strategy
-    from redline.training.checkpoints import env_streams
-
     buf, high = env.episode_length_buf, int(env.max_episode_length)
     streams = env_streams(env)
     if streams is None or streams.strategy is Strategy.SHARED:
