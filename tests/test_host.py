@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from redline.cli import main
 from redline.host import allocator, tune_allocator
 
 
@@ -18,3 +19,11 @@ def test_opt_outs_leave_glibc_alone() -> None:
 def test_glibc_accepts_the_thresholds() -> None:
     assert tune_allocator({}) is True
     assert allocator() == "tuned"
+
+
+def test_unknown_mode_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("REDLINE_MALLOC", "jemalloc")
+    assert main(["bench", "learner", "--shape", "tiny"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "redline bench: error: REDLINE_MALLOC: unknown 'jemalloc' (valid: tuned, stock)"
+    )

@@ -296,10 +296,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--distributed" in argv:  # c10d logs C++ stack frames with its errors; redline names the failure in one line
         os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
     command = next((a for a in argv if a in {"list", "train", "play", "assets", "bench", "report"}), None)
-    if command in ("train", "play", "bench"):
-        tune_allocator()  # before the first large tensor: freed CPU tensors are reused, not unmapped (redline.host)
     prog = f"redline {command}" if command else "redline"
     try:
+        if command in ("train", "play", "bench"):
+            tune_allocator()  # before the first large tensor: freed CPU tensors are reused, not unmapped (redline.host)
         args, extra = build_parser().parse_known_args(argv)
         return _run(args, extra, argv)
     except UserError as exc:

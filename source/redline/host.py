@@ -18,12 +18,16 @@ import ctypes.util
 import os
 import sys
 
+from redline.errors import UserError
+
 M_TRIM_THRESHOLD = -1
 """glibc ``mallopt`` parameter: free memory at the heap top kept before trimming [bytes]."""
 M_MMAP_THRESHOLD = -3
 """glibc ``mallopt`` parameter: allocations at least this large are served by ``mmap`` [bytes]."""
 THRESHOLD = 1 << 30
 """Both thresholds [bytes]: allocations up to 1 GiB come from (and return to) the heap."""
+
+_tuned = False  # set by tune_allocator() once glibc accepted both thresholds
 
 
 def tune_allocator(environ: dict[str, str] | None = None) -> bool:
@@ -34,9 +38,15 @@ def tune_allocator(environ: dict[str, str] | None = None) -> bool:
 
     Returns:
         True when both thresholds were set; False when disabled, already set by the user, or not glibc Linux.
+
+    Raises:
+        UserError: ``REDLINE_MALLOC`` is neither ``tuned`` nor ``stock``.
     """
     env = os.environ if environ is None else environ
-    if env.get("REDLINE_MALLOC", "tuned") == "stock" or "MALLOC_MMAP_THRESHOLD_" in env:
+    mode = env.get("REDLINE_MALLOC", "tuned")
+    if mode not in ("tuned", "stock"):
+        raise UserError(f"REDLINE_MALLOC: unknown '{mode}' (valid: tuned, stock)")
+    if mode == "stock" or "MALLOC_MMAP_THRESHOLD_" in env:
         return False
     if not sys.platform.startswith("linux"):
         return False
@@ -49,9 +59,6 @@ def tune_allocator(environ: dict[str, str] | None = None) -> bool:
     global _tuned
     _tuned = bool(libc.mallopt(M_MMAP_THRESHOLD, THRESHOLD)) and bool(libc.mallopt(M_TRIM_THRESHOLD, THRESHOLD))
     return _tuned
-
-
-_tuned = False
 
 
 def allocator() -> str:

@@ -108,7 +108,8 @@ class Communicator:
         """
         if not self.distributed:
             return
-        # the sum of the parameters' bit patterns: exact in int64 up to ~4e9 parameters, so equal bits <=> equal sums
+        # the sum of the parameters' bit patterns, exact in int64 up to ~4e9 parameters: identical replicas always
+        # agree; diverged ones are caught unless their differences happen to cancel in the sum
         checksum = flat_params.detach().float().contiguous().view(torch.int32).to(torch.int64).sum()
         both = torch.stack((checksum, -checksum)).to(self.device)
         self.all_reduce_(both, op="max")  # max and −min of the checksums
