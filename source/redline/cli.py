@@ -206,7 +206,7 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -
         print(root)
         return 0
     if args.command == "report":
-        from redline.training.plots import report
+        from redline.commands.report import report
 
         text, paths = report(args.run_dirs, args.out)
         print(text)
@@ -221,21 +221,21 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -
             show(result)
         return 0
     if args.command == "train":
-        from redline.training.train import TrainOptions, train
+        from redline.commands.train import TrainOptions, train
 
         options = _options(TrainOptions, args, extra)
         if args.nproc is not None:
             if args.distributed:
                 raise UserError("--nproc: starts torchrun itself; drop --distributed (that is for torchrun's workers)")
-            from redline.training.distributed import launch
-            from redline.training.train import check_launch
+            from redline.commands.launch import launch
+            from redline.commands.train import check_launch
 
             check_launch(options)  # bad input fails here once, not in every rank
             return launch(args.nproc, argv, args.device)
         train(options)
         return 0
     if args.command == "play":
-        from redline.training.play import PlayOptions, play
+        from redline.commands.play import PlayOptions, play
 
         play(_options(PlayOptions, args, extra))
         return 0
@@ -248,28 +248,28 @@ def _bench(args: argparse.Namespace) -> tuple[Any, Callable[[Any], None]]:
 
     device = resolve_device(args.device)
     if args.what == "learner":
-        from redline.bench_learner import bench_learner, print_learner
+        from redline.bench.learner import bench_learner, print_learner
 
         return bench_learner(args.shape, args.precision or "fp32", device, args.iterations), print_learner
     if args.what == "train":
-        from redline.bench_train import TrainBenchOptions, bench_train, print_train_bench
+        from redline.bench.train import TrainBenchOptions, bench_train, print_train_bench
 
         task = args.task or "Redline-Cartpole"
         fields = (args.vs, args.seeds, args.seed, args.threshold, args.max_iterations, args.num_envs, args.device)
         return bench_train(TrainBenchOptions(task, *fields, args.precision or "auto")), print_train_bench
     if args.what == "distributed":
-        from redline.bench_distributed import DistBenchOptions, bench_distributed, print_distributed
+        from redline.bench.distributed import DistBenchOptions, bench_distributed, print_distributed
 
         opts = DistBenchOptions(args.nproc, args.shape, args.num_envs, args.iterations, device, args.weak)
         return bench_distributed(opts), print_distributed
     if args.what == "env":
-        from redline.bench_env import EnvBenchOptions, bench_env, print_env_bench
+        from redline.bench.env import EnvBenchOptions, bench_env, print_env_bench
 
         if args.task is None:
             raise UserError("--task: required for `bench env` (see `redline list`)")
         env_opts = EnvBenchOptions(args.task, args.num_envs, args.steps, device, args.precision or "auto")
         return bench_env(env_opts), print_env_bench
-    from redline.bench import bench_seeding, print_seeding
+    from redline.bench.seeding import bench_seeding, print_seeding
 
     num_envs = args.num_envs or 4096
     return bench_seeding(num_envs, device, args.task), lambda r: print_seeding(r, num_envs, device)
@@ -278,7 +278,7 @@ def _bench(args: argparse.Namespace) -> tuple[Any, Callable[[Any], None]]:
 def _list() -> int:
     import gymnasium as gym
 
-    from redline.tasks import PLAY_SUFFIX, redline_task_ids
+    from redline.envs.registry import PLAY_SUFFIX, redline_task_ids
 
     ids = redline_task_ids()
     width = max(len(t) for t in ids)

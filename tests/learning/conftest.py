@@ -6,10 +6,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 import torch
-from learning_support import small_cfg
 
 from redline.learning import PPO, PPOConfig
 from redline.learning.testing import DummyVecEnv
+from tests.learning.learning_support import small_cfg
 
 
 @pytest.fixture(autouse=True)

@@ -14,13 +14,13 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-from learning_support import SMALL
 
 from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator, RankLostError
-from redline.learning.runner import train_iteration
+from redline.learning.rollout import train_iteration
 from redline.learning.testing import DummyVecEnv
 from redline.seeding import Domain
+from tests.learning.learning_support import SMALL
 
 TIMEOUT_S = 20.0
 """The process group's timeout [s]."""

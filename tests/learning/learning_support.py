@@ -7,7 +7,7 @@ import dataclasses
 import torch
 
 from redline.learning import PPO, ModelConfig, PPOConfig
-from redline.learning.runner import collect_rollout
+from redline.learning.rollout import collect_rollout
 from redline.learning.testing import DummyVecEnv
 
 SMALL = ModelConfig(hidden_dims=(16, 16))

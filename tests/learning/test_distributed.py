@@ -8,9 +8,9 @@ from typing import Any
 
 import torch
 import torch.multiprocessing as mp
-from distributed_support import CFG, TIMEOUT_S, free_port, run
 
 from redline.learning.distributed import Communicator
+from tests.learning.distributed_support import CFG, TIMEOUT_S, free_port, run
 
 
 def _launch(tmp_path: Path, world: int, iterations: int, mode: str = "plain", timeout: float = 180.0) -> list[Any]:

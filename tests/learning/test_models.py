@@ -5,13 +5,13 @@ from __future__ import annotations
 import copy
 
 import torch
-from learning_support import SMALL
 from rsl_rl.modules import EmpiricalNormalization
 from tensordict import TensorDict
 
 from redline.learning import ModelConfig, Precision
 from redline.learning.models import PrecisionNet, build_actor, build_critic, update_obs_normalizer
 from redline.learning.moments import batch_moments
+from tests.learning.learning_support import SMALL
 
 
 def _obs() -> TensorDict:

@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 import torch
 import torch.nn.functional as F
-from learning_support import copy_rollout, flat_params, rollout, small_cfg
 
 from redline.errors import UserError
 from redline.learning import PPO, ModelConfig, NonFiniteError, PPOConfig, gaussian
 from redline.learning.advantages import gae, next_values
+from tests.learning.learning_support import copy_rollout, flat_params, rollout, small_cfg
 
 WIDE = ModelConfig(hidden_dims=(64, 64))
 

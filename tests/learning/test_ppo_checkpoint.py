@@ -7,13 +7,13 @@ import io
 
 import pytest
 import torch
-from learning_support import SMALL, flat_params, rollout, small_cfg
 from rsl_rl.algorithms import PPO as RslPPO
 from rsl_rl.models import MLPModel
 
 from redline.errors import UserError
 from redline.learning import ModelConfig
 from redline.learning.testing import DummyVecEnv
+from tests.learning.learning_support import SMALL, flat_params, rollout, small_cfg
 
 NORMALIZED = ModelConfig(hidden_dims=(16, 16), obs_normalization=True)
 

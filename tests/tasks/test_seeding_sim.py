@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from redline import tasks
-from redline.training.sim import isaaclab_env
+from redline.envs import registry
+from redline.envs.launch import isaaclab_env
 
 pytestmark = pytest.mark.sim
 
@@ -29,7 +29,7 @@ def _observe(env: object) -> torch.Tensor:
 
 def _run(task: str, num_envs: int, strategy: str, reset_orders: list[list[int]], steps: int, act: ActionFn):
     """Episode-start observations after each manual reset, then observations of ``steps`` steps (envs 0-3)."""
-    env_cfg, _ = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
+    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
     env_cfg.scene.num_envs = num_envs
     env_cfg.seed = 7
     env_cfg.seeding.strategy = strategy
@@ -83,9 +83,9 @@ def test_shared_reproduces_stock_isaaclab_numbers() -> None:
     from isaaclab.utils import replace
 
     def starts(task: str) -> torch.Tensor:
-        env_cfg, _ = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
+        env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
         if task.startswith("Isaac-"):
-            ours, _ = tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", [])
+            ours, _ = registry.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", [])
             env_cfg.scene = replace(env_cfg.scene, ground=ours.scene.ground, cartpole=ours.scene.cartpole)
         else:
             env_cfg.seeding.strategy = "shared"

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from redline import tasks
 from redline.assets import asset_root
+from redline.envs import registry
 
-TRAIN_TASKS = [t for t in tasks.redline_task_ids() if not t.endswith(tasks.PLAY_SUFFIX)]
+TRAIN_TASKS = [t for t in registry.redline_task_ids() if not t.endswith(registry.PLAY_SUFFIX)]
 VELOCITY_TASKS = [t for t in TRAIN_TASKS if t.startswith("Redline-Velocity-")]
 
 
 def test_every_task_has_a_play_twin() -> None:
     assert TRAIN_TASKS, "no Redline-* task registered"
     for task in TRAIN_TASKS:
-        assert tasks.play_twin(task) == task + "-Play"
-        assert tasks.train_twin(task + "-Play") == task
+        assert registry.play_twin(task) == task + "-Play"
+        assert registry.train_twin(task + "-Play") == task
 
 
 def _structure(env_cfg: object) -> tuple[object, object]:
@@ -32,8 +32,8 @@ def _terms(cfg: object) -> dict[str, object]:
 
 @pytest.mark.parametrize("task", TRAIN_TASKS)
 def test_play_twin_keeps_spaces_and_shrinks(task: str) -> None:
-    env_cfg, agent_cfg = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
-    play_cfg, play_agent = tasks.load_cfgs(task + "-Play", "rsl_rl_cfg_entry_point", [])
+    env_cfg, agent_cfg = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
+    play_cfg, play_agent = registry.load_cfgs(task + "-Play", "rsl_rl_cfg_entry_point", [])
     assert _structure(play_cfg) == _structure(env_cfg)
     assert play_cfg.scene.num_envs < env_cfg.scene.num_envs
     assert play_agent.experiment_name == agent_cfg.experiment_name  # play finds the training runs
@@ -41,16 +41,16 @@ def test_play_twin_keeps_spaces_and_shrinks(task: str) -> None:
 
 @pytest.mark.parametrize("task", VELOCITY_TASKS)
 def test_play_twin_turns_noise_and_pushes_off(task: str) -> None:
-    env_cfg, _ = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
-    play_cfg, _ = tasks.load_cfgs(task + "-Play", "rsl_rl_cfg_entry_point", [])
+    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
+    play_cfg, _ = registry.load_cfgs(task + "-Play", "rsl_rl_cfg_entry_point", [])
     assert env_cfg.observations.policy.enable_corruption and not play_cfg.observations.policy.enable_corruption
     assert env_cfg.events.push_robot is not None and play_cfg.events.push_robot is None
     assert (env_cfg.seeding.strategy, play_cfg.seeding.strategy) == ("per_env", "eval")
 
 
-@pytest.mark.parametrize("task", tasks.redline_task_ids())
+@pytest.mark.parametrize("task", registry.redline_task_ids())
 def test_assets_point_at_local_files(task: str) -> None:
-    env_cfg, _ = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
+    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
     paths = [getattr(getattr(cfg, "spawn", None), "usd_path", None) for cfg in vars(env_cfg.scene).values()]
     usd_paths = [p for p in paths if p]
     assert usd_paths, "the scene spawns no USD file"
@@ -58,7 +58,7 @@ def test_assets_point_at_local_files(task: str) -> None:
         assert "://" not in path and path.startswith(str(asset_root())), path
 
 
-@pytest.mark.parametrize("task", tasks.redline_task_ids())
+@pytest.mark.parametrize("task", registry.redline_task_ids())
 def test_registered_with_both_agent_entry_points(task: str) -> None:
     import gymnasium as gym
 
@@ -67,22 +67,22 @@ def test_registered_with_both_agent_entry_points(task: str) -> None:
 
 
 def test_cfgs_are_fresh_copies() -> None:
-    a, _ = tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", [])
+    a, _ = registry.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", [])
     a.scene.num_envs = 3
-    b, _ = tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", [])
+    b, _ = registry.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", [])
     assert b.scene.num_envs != 3
 
 
 def test_overrides_apply_and_bad_ones_are_user_errors() -> None:
     from redline.errors import UserError
 
-    env_cfg, agent_cfg = tasks.load_cfgs(
+    env_cfg, agent_cfg = registry.load_cfgs(
         "Redline-Cartpole", "rsl_rl_cfg_entry_point", ["env.scene.num_envs=12", "agent.max_iterations=7"]
     )
     assert env_cfg.scene.num_envs == 12 and agent_cfg.max_iterations == 7
     with pytest.raises(UserError, match=r"'env.scene' has no field 'num_env' \(valid: .*num_envs"):
-        tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["env.scene.num_env=1"])
+        registry.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["env.scene.num_env=1"])
     with pytest.raises(UserError, match="expects int"):
-        tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["agent.max_iterations=many"])
+        registry.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["agent.max_iterations=many"])
     with pytest.raises(UserError, match=r"keys start with 'env\.' or 'agent\.'"):
-        tasks.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["scene.num_envs=1"])
+        registry.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", ["scene.num_envs=1"])

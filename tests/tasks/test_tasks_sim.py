@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from redline import tasks
+from redline.envs import registry
 
 pytestmark = pytest.mark.sim
 
@@ -14,12 +14,12 @@ SIZES = {"Redline-Velocity-Flat-Go1": (16, 500), "Redline-Velocity-Flat-Go1-Play
 """(envs, steps) where the default 64 x 200 would be slow: a Go1 env step costs ~10x a Cartpole one on the CPU."""
 
 
-@pytest.mark.parametrize("task", tasks.redline_task_ids())
+@pytest.mark.parametrize("task", registry.redline_task_ids())
 def test_builds_offline_and_steps_random_actions(task: str, no_network: list) -> None:
-    from redline.training.sim import isaaclab_env
+    from redline.envs.launch import isaaclab_env
 
     num_envs, steps = SIZES.get(task, (64, 200))
-    env_cfg, _ = tasks.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
+    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
     env_cfg.scene.num_envs = num_envs
     env_cfg.seed = 0
     with isaaclab_env(task, env_cfg, "cpu") as env:

@@ -7,6 +7,6 @@ from redline.learning.config import ModelConfig, PPOConfig
 from redline.learning.guard import NonFiniteError
 from redline.learning.ppo import PPO
 from redline.learning.precision import Precision
-from redline.learning.runner import collect_rollout, train_iteration
+from redline.learning.rollout import collect_rollout, train_iteration
 
 __all__ = ["PPO", "ModelConfig", "NonFiniteError", "PPOConfig", "Precision", "collect_rollout", "train_iteration"]

@@ -1,6 +1,6 @@
 """The redline PPO learner: rollout bookkeeping, GAE, minibatch updates with gradient accumulation, checkpoints.
 
-Per iteration the caller runs (see :func:`redline.learning.runner.train_iteration`)::
+Per iteration the caller runs (see :func:`redline.learning.rollout.train_iteration`)::
 
     with torch.inference_mode():
         for _ in range(cfg.num_steps_per_env):

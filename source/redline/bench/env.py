@@ -1,0 +1,162 @@
+"""``redline bench env``: the three throughputs Isaac Lab publishes for a task, on one env in one process.
+
+1. **env only**: ``env.step`` with uniform random actions in [-1, 1];
+2. **env + inference**: the redline policy's deterministic action (``PPO.act_inference``, what ``play`` and a
+   deployed policy run) computed from each observation, then ``env.step``;
+3. **env + inference + training**: whole iterations of :class:`~redline.runners.redline.RedlineRunner`
+   (sampled actions, rollout storage, GAE, the PPO update), no files written.
+
+Each mode runs a warm-up first (the env's first step compiles Warp kernels; the runner's first iteration allocates).
+The modes are then timed in interleaved rounds — one training iteration's worth of env steps per mode and round —
+so a machine whose load drifts (other jobs, thermal limits) slows all three alike; each mode's throughput is the
+median over the rounds. Throughput is env steps per second summed over envs; the headline is the share of env-only
+throughput that training keeps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from redline.errors import UserError
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvBenchOptions:
+    """What ``redline bench env`` was asked to do."""
+
+    task: str
+    """Registered task id, e.g. ``Redline-Cartpole``."""
+    num_envs: int | None = None
+    """Parallel envs; None: the task's default for the device (``cpu_num_envs`` on the CPU)."""
+    steps: int | None = None
+    """Timed env steps per env and mode, rounded up to whole training iterations; None: 4 iterations' worth."""
+    device: str | None = None
+    """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
+    precision: str = "auto"
+    """The learner's precision: ``auto``, ``bf16`` or ``fp32``."""
+    seed: int = 42
+    """Seed of the env and the learner."""
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvBenchResult:
+    """Env steps per second (all envs) of each mode."""
+
+    task: str
+    """The task benchmarked."""
+    num_envs: int
+    """Parallel envs."""
+    device: str
+    """Where the env and the learner ran."""
+    steps: int
+    """Timed env steps per env and mode (whole training iterations: ``rounds x num_steps_per_env``)."""
+    rounds: int
+    """Interleaved rounds (one training iteration each)."""
+    env_sps: float
+    """Env only [env steps / s]."""
+    inference_sps: float
+    """Env + policy inference [env steps / s]."""
+    train_sps: float
+    """Env + inference + training [env steps / s]."""
+
+    @property
+    def train_keeps(self) -> float:
+        """Fraction of env-only throughput that training keeps."""
+        return self.train_sps / self.env_sps
+
+    @property
+    def inference_keeps(self) -> float:
+        """Fraction of env-only throughput that inference keeps."""
+        return self.inference_sps / self.env_sps
+
+
+def _timed(step: Callable[[], None], repeats: int, sync: Callable[[], None]) -> float:
+    """Seconds for ``repeats`` calls of ``step`` (synchronised before and after)."""
+    sync()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        step()
+    sync()
+    return time.perf_counter() - start
+
+
+def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
+    """Build ``opts.task`` as ``redline train`` does and measure the three throughputs."""
+    from redline.commands.train import TrainOptions, prepare
+
+    if opts.steps is not None and opts.steps <= 0:
+        raise UserError(f"--steps: must be a positive integer, got {opts.steps}")
+    task, device, env_cfg, agent_cfg = prepare(
+        TrainOptions(
+            task=opts.task, num_envs=opts.num_envs, device=opts.device, seed=opts.seed, precision=opts.precision
+        )
+    )
+
+    import torch
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+    from redline.envs.launch import isaaclab_env
+    from redline.learning import PPOConfig
+    from redline.runners.redline import RedlineRunner
+    from redline.runners.rsl_rl import runner_cfg_dict
+
+    cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision)
+    per_iteration = cfg.num_steps_per_env
+    rounds = math.ceil((opts.steps or 4 * per_iteration) / per_iteration)
+
+    def sync() -> None:
+        if device.startswith("cuda"):
+            torch.cuda.synchronize(device)
+
+    with isaaclab_env(task, env_cfg, device) as env:
+        vec_env: Any = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
+        n, num_actions = vec_env.num_envs, vec_env.num_actions
+        runner = RedlineRunner(vec_env, cfg, None, device, opts.seed)
+
+        def random_step() -> None:
+            vec_env.step(2 * torch.rand(n, num_actions, device=device) - 1)
+
+        state = {"obs": vec_env.get_observations()}
+
+        def inference_step() -> None:
+            with torch.inference_mode():
+                state["obs"] = vec_env.step(runner.alg.act_inference(state["obs"]))[0]
+
+        for _ in range(per_iteration):  # warm-up: kernel compilation, first resets
+            random_step()
+        inference_step()
+        runner.learn(1)
+        times: dict[str, list[float]] = {"env": [], "inference": [], "train": []}
+        for _ in range(rounds):
+            times["env"].append(_timed(random_step, per_iteration, sync))
+            times["inference"].append(_timed(inference_step, per_iteration, sync))
+            times["train"].append(_timed(lambda: runner.learn(1), 1, sync))
+    sps = {mode: n * per_iteration / statistics.median(seconds) for mode, seconds in times.items()}
+    return EnvBenchResult(
+        task=task,
+        num_envs=n,
+        device=device,
+        steps=rounds * per_iteration,
+        rounds=rounds,
+        env_sps=sps["env"],
+        inference_sps=sps["inference"],
+        train_sps=sps["train"],
+    )
+
+
+def print_env_bench(r: EnvBenchResult) -> None:
+    """The three throughputs and the share of env-only throughput each keeps."""
+    print(
+        f"env throughput: {r.task}, {r.num_envs} envs on {r.device}, {r.steps} timed steps per env and mode "
+        f"(median of {r.rounds} interleaved rounds)"
+    )
+    print(f"  {'mode':<28} {'env steps/s':>12} {'of env-only':>12}")
+    print(f"  {'env step only':<28} {r.env_sps:>12,.0f} {1.0:>12.1%}")
+    print(f"  {'+ policy inference':<28} {r.inference_sps:>12,.0f} {r.inference_keeps:>12.1%}")
+    print(f"  {'+ inference + training':<28} {r.train_sps:>12,.0f} {r.train_keeps:>12.1%}")
+    print(f"  training keeps {r.train_keeps:.1%} of env-only FPS")

@@ -1,0 +1,1 @@
+"""The ``redline`` commands' implementations: train, play, report (plots), video, export, torchrun launch."""

@@ -1,0 +1,185 @@
+"""``redline play``: run a trained policy headless (or in a viewer), print episode statistics, export it (TorchScript +
+ONNX), and record an mp4 on request."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from redline.device import resolve_device
+from redline.envs import registry
+from redline.envs.registry import apply_seeding
+from redline.errors import UserError
+from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.runs.folders import DEFAULT_LOG_ROOT
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayOptions:
+    """What ``redline play`` was asked to do."""
+
+    task: str
+    """Task id; its ``-Play`` twin is used when one is registered."""
+    checkpoint: str = "latest"
+    """``latest`` (newest run of the task's experiment), a run folder or a ``model_<it>.pt`` file."""
+    steps: int = 500
+    """Env steps to run before stopping."""
+    num_envs: int | None = None
+    """Parallel envs; None: the play config's default."""
+    device: str | None = None
+    """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
+    seed: int = 42
+    """Seed of the env."""
+    seeding: str | None = None
+    """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
+    log_root: Path = DEFAULT_LOG_ROOT
+    """Folder that holds ``<experiment>/<run>/`` (where ``latest`` looks)."""
+    video: bool = False
+    """Record an mp4 of the first envs (Newton's Warp ray tracer, headless) to ``<run>/videos/``; ``num_envs``
+    then defaults to the number of envs shown."""
+    viz: str | None = None
+    """Open a viewer: ``newton`` (Newton's OpenGL viewer; needs a display) or ``kit`` (needs Isaac Sim); None:
+    headless."""
+    overrides: tuple[str, ...] = ()
+    """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>``."""
+
+
+@dataclasses.dataclass
+class EpisodeStats:
+    """Returns and lengths of the episodes that finished while playing."""
+
+    returns: list[float] = dataclasses.field(default_factory=list)
+    lengths: list[int] = dataclasses.field(default_factory=list)
+
+    def summary(self) -> str:
+        if not self.returns:
+            return "no episode finished (run more --steps)"
+        n = len(self.returns)
+        return (
+            f"{n} episodes: mean return {sum(self.returns) / n:.3f} (min {min(self.returns):.3f}, "
+            f"max {max(self.returns):.3f}), mean length {sum(self.lengths) / n:.1f}"
+        )
+
+
+VIEWERS = {"newton": "newton_gl", "kit": "kit"}
+"""``--viz`` values and the Isaac Lab visualizer each opens."""
+
+VIDEO_FPS = 30
+"""Target frame rate of ``--video`` [frames / s]; every k-th env step is rendered, k = round(1 / (fps * step_dt))."""
+
+
+def check_viewer(viz: str | None) -> str | None:
+    """The Isaac Lab visualizer type for ``--viz``, or a :class:`UserError` saying why it cannot open here."""
+    if viz is None:
+        return None
+    if viz not in VIEWERS:
+        raise UserError(f"--viz: unknown viewer '{viz}' (valid: {', '.join(VIEWERS)})")
+    if viz == "newton" and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise UserError("--viz newton: no display (DISPLAY is not set); use --video to record an mp4 headless")
+    if viz == "kit" and importlib.util.find_spec("isaacsim") is None:
+        raise UserError("--viz kit: Isaac Sim is not installed (use --viz newton with a display, or --video)")
+    return VIEWERS[viz]
+
+
+def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
+    """Play ``opts.steps`` steps and return ``(export folder, episode stats)``."""
+
+    visualizer = check_viewer(opts.viz)
+    task = registry.resolve_task_id(opts.task)
+    device = resolve_device(opts.device)
+    if opts.checkpoint != "latest":  # a path: check it before paying for the simulator's imports
+        load_checkpoint(resolve_checkpoint(opts.checkpoint, None))
+    env_task = registry.play_twin(task)
+    env_cfg, agent_cfg = registry.load_cfgs(env_task, "rsl_rl_cfg_entry_point", list(opts.overrides))
+    ckpt_path = resolve_checkpoint(opts.checkpoint, opts.log_root / agent_cfg.experiment_name)
+    checkpoint = load_checkpoint(ckpt_path, map_location=device)
+    default_envs = getattr(env_cfg, "cpu_num_envs", None) if device == "cpu" else None
+    if opts.video:
+        from redline.commands.video import MAX_TILES
+
+        default_envs = MAX_TILES  # every env is ray-traced; more would only cost time
+    env_cfg.scene.num_envs = opts.num_envs or default_envs or env_cfg.scene.num_envs
+    env_cfg.seed = opts.seed
+    apply_seeding(env_cfg, opts.seeding)
+    agent_cfg.device = device
+
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+    from rsl_rl.runners import OnPolicyRunner
+
+    from redline.commands.export import export_policy
+    from redline.envs.launch import isaaclab_env
+    from redline.runners.rsl_rl import runner_cfg_dict
+
+    print(f"[redline] playing {env_task} with {ckpt_path} ({env_cfg.scene.num_envs} envs on {device})", flush=True)
+    export_dir = ckpt_path.parent / "exported"
+    with isaaclab_env(env_task, env_cfg, device, visualizer) as env:
+        vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
+        runner = OnPolicyRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=None, device=device)
+        try:
+            runner.alg.load(checkpoint, None, strict=True)
+        except RuntimeError as exc:
+            detail = str(exc).strip().splitlines()[-1].strip()
+            raise UserError(f"--checkpoint: '{ckpt_path}' does not fit task {env_task} ({detail})") from exc
+        export_policy(runner.alg.get_policy(), export_dir)
+        policy = runner.get_inference_policy(device)
+        if opts.video:
+            stats = _rollout_recorded(
+                vec_env, policy, opts.steps, ckpt_path.parent / "videos" / f"play_{ckpt_path.stem}.mp4"
+            )
+        else:
+            stats = rollout(vec_env, policy, opts.steps)
+    print(f"[redline] {stats.summary()}", flush=True)
+    print(f"[redline] exported {export_dir / 'policy.pt'} and {export_dir / 'policy.onnx'}", flush=True)
+    return export_dir, stats
+
+
+def _rollout_recorded(vec_env: Any, policy: Any, steps: int, path: Path) -> EpisodeStats:
+    from redline.commands.video import NewtonVideoRecorder
+
+    every = max(1, round(1.0 / (VIDEO_FPS * vec_env.unwrapped.step_dt)))
+    recorder = NewtonVideoRecorder(path, fps=round(1.0 / (every * vec_env.unwrapped.step_dt)))
+
+    def capture(step: int) -> None:
+        if step % every == every - 1:
+            recorder.capture()
+
+    try:
+        stats = rollout(vec_env, policy, steps, capture)
+    finally:
+        recorder.close()
+    print(f"[redline] video: {path} ({recorder.frames} frames, {recorder.tiles} envs)", flush=True)
+    return stats
+
+
+def rollout(vec_env: Any, policy: Any, steps: int, after_step: Callable[[int], None] | None = None) -> EpisodeStats:
+    """Step ``vec_env`` with ``policy`` for ``steps`` steps, printing each finished episode; ``after_step(i)`` is
+    called after step ``i``."""
+    import torch
+
+    stats = EpisodeStats()
+    n = vec_env.num_envs
+    ret = torch.zeros(n, device=vec_env.device)
+    length = torch.zeros(n, dtype=torch.long, device=vec_env.device)
+    obs = vec_env.get_observations()
+    for step in range(steps):
+        with torch.inference_mode():
+            obs, rewards, dones, _ = vec_env.step(policy(obs))
+        if after_step is not None:
+            after_step(step)
+        ret += rewards
+        length += 1
+        for env_id in dones.nonzero().flatten().tolist():
+            stats.returns.append(float(ret[env_id]))
+            stats.lengths.append(int(length[env_id]))
+            print(
+                f"[redline] episode {len(stats.returns):>4} (env {env_id:>3}): return {stats.returns[-1]:8.3f}, "
+                f"length {stats.lengths[-1]}",
+                flush=True,
+            )
+        ret[dones.bool()] = 0
+        length[dones.bool()] = 0
+    return stats

@@ -1,0 +1,188 @@
+"""``redline train``: build a task's environment and train it with the selected learner."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from redline.commands import launch as distributed
+from redline.commands.launch import DistContext
+from redline.device import resolve_device
+from redline.envs import registry
+from redline.envs.registry import apply_seeding
+from redline.errors import UserError
+from redline.learning.precision import PRECISIONS
+from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.runs.folders import DEFAULT_LOG_ROOT, new_run_dir
+from redline.telemetry.verdict import PHASES
+
+LEARNERS = ("redline", "rsl_rl")
+"""Selectable learners: ``redline`` (:mod:`redline.learning`) and ``rsl_rl`` (rsl_rl 5.5.1's OnPolicyRunner, the
+anchor redline is measured against)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainOptions:
+    """What ``redline train`` was asked to do."""
+
+    task: str
+    """Registered task id, e.g. ``Redline-Cartpole``."""
+    num_envs: int | None = None
+    """Parallel envs; None: the task's default for the device (``cpu_num_envs`` on the CPU)."""
+    device: str | None = None
+    """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
+    seed: int = 42
+    """Seed of the env and the learner."""
+    max_iterations: int | None = None
+    """Learning iterations; None: the agent config's ``max_iterations``."""
+    seeding: str | None = None
+    """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
+    learner: str = "redline"
+    """One of :data:`LEARNERS`."""
+    precision: str = "auto"
+    """redline learner: ``auto`` (bf16 on CUDA GPUs that support it, else fp32), ``bf16`` or ``fp32``."""
+    resume: str | None = None
+    """``latest`` / a run folder / a checkpoint to continue from, at its iteration + 1 (None: start fresh)."""
+    run_name: str | None = None
+    """Suffix of the run folder name."""
+    profile: bool = False
+    """redline learner: write a torch.profiler Chrome trace of one iteration to ``<run>/profile/trace.json``."""
+    log_root: Path = DEFAULT_LOG_ROOT
+    """Folder that holds ``<experiment>/<run>/``."""
+    distributed: bool = False
+    """Join torchrun's process group (``torchrun ... -m redline.cli train --distributed``); one rank per process."""
+    nproc: int | None = None
+    """Start this many local processes under torchrun (handled by the CLI before :func:`train`)."""
+    dist_timeout: float = 120.0
+    """Process-group timeout [s]: a rank that stops answering for this long is reported lost and training stops."""
+    overrides: tuple[str, ...] = ()
+    """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>``."""
+
+
+def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> tuple[str, str, Any, Any]:
+    """Validate ``opts`` and return ``(task, device, env_cfg, agent_cfg)`` with the options applied.
+
+    Args:
+        opts: the options.
+        ctx: this rank's place in a process group (None: a single process). Each rank gets ``num_envs`` envs whose
+            global ids start at ``rank * num_envs``; the env's own seed is ``seed + rank``, the per-env streams' seed
+            stays ``seed`` (their ids already differ).
+    """
+    if opts.learner not in LEARNERS:
+        raise UserError(f"--learner: unknown learner '{opts.learner}' (valid: {', '.join(LEARNERS)})")
+    if opts.profile and opts.learner != "redline":
+        raise UserError(f"--profile: only with --learner redline (got --learner {opts.learner})")
+    if opts.precision not in PRECISIONS:
+        raise UserError(f"--precision: unknown precision '{opts.precision}' (valid: {', '.join(PRECISIONS)})")
+    task = registry.resolve_task_id(opts.task)
+    device = ctx.device if ctx is not None else resolve_device(opts.device)
+    if ctx is not None and opts.learner == "rsl_rl" and device == "cpu":
+        raise UserError("--learner: rsl_rl's multi-process training needs CUDA (NCCL); on CPU use --learner redline")
+    env_cfg, agent_cfg = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", list(opts.overrides))
+    default_envs = getattr(env_cfg, "cpu_num_envs", env_cfg.scene.num_envs) if device == "cpu" else None
+    env_cfg.scene.num_envs = opts.num_envs or default_envs or env_cfg.scene.num_envs
+    env_cfg.sim.device = device
+    rank = 0 if ctx is None else ctx.rank
+    env_cfg.seed = opts.seed + rank  # Isaac Lab's own generator: distinct per global rank
+    apply_seeding(env_cfg, opts.seeding)
+    seeding = getattr(env_cfg, "seeding", None)
+    if seeding is not None:
+        seeding.seed = opts.seed if seeding.seed is None else seeding.seed
+        seeding.env_id_offset = rank * env_cfg.scene.num_envs
+    agent_cfg.device = device
+    agent_cfg.seed = opts.seed
+    if opts.max_iterations is not None:
+        agent_cfg.max_iterations = opts.max_iterations
+    return task, device, env_cfg, agent_cfg
+
+
+def check_launch(opts: TrainOptions) -> None:
+    """Validate a multi-process run's options in the launching process, before torchrun starts the ranks."""
+    _, device, _, agent_cfg = prepare(opts)
+    if opts.learner == "rsl_rl" and device == "cpu":
+        raise UserError("--learner: rsl_rl's multi-process training needs CUDA (NCCL); on CPU use --learner redline")
+    if opts.resume is not None:
+        resolve_checkpoint(opts.resume, opts.log_root / agent_cfg.experiment_name)
+
+
+def train(opts: TrainOptions) -> Path | None:
+    """Train and return the run folder (checkpoints, ``params/``, ``metrics.jsonl``, TensorBoard events); None on
+    ranks other than 0 of a multi-process run (they write no files)."""
+    ctx = distributed.init(opts.device, opts.dist_timeout) if opts.distributed else None
+    try:
+        return _train(opts, ctx)
+    finally:
+        if ctx is not None:
+            distributed.shutdown()
+
+
+def _train(opts: TrainOptions, ctx: DistContext | None) -> Path | None:
+    task, device, env_cfg, agent_cfg = prepare(opts, ctx)
+    main = ctx is None or ctx.rank == 0
+    checkpoint = None
+    if opts.resume is not None:
+        resume_path = resolve_checkpoint(opts.resume, opts.log_root / agent_cfg.experiment_name)
+        checkpoint = load_checkpoint(resume_path, map_location=device)
+        if main:
+            print(f"[redline] resuming from {resume_path} (iteration {checkpoint['iter']})", flush=True)
+    distributed.barrier()  # every rank has resolved `latest` before rank 0 creates the new run folder
+    run_dir = new_run_dir(opts.log_root, agent_cfg.experiment_name, opts.run_name) if main else None
+    env_cfg.log_dir = str(run_dir) if run_dir is not None else None
+
+    from isaaclab.utils.io import dump_yaml
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+    from redline.envs.launch import isaaclab_env
+    from redline.learning import PPOConfig
+    from redline.learning.distributed import Communicator
+    from redline.runners.redline import RedlineRunner
+    from redline.runners.rsl_rl import RslRlRunner, runner_cfg_dict
+
+    if run_dir is not None:
+        ranks = "" if ctx is None else f" x {ctx.world_size} ranks ({ctx.backend})"
+        print(
+            f"[redline] training {task}: {env_cfg.scene.num_envs} envs{ranks} on {device}, seed {opts.seed}, "
+            f"{agent_cfg.max_iterations} iterations, learner {opts.learner} -> {run_dir}",
+            flush=True,
+        )
+        dump_yaml(str(run_dir / "params" / "env.yaml"), env_cfg)
+        dump_yaml(str(run_dir / "params" / "agent.yaml"), agent_cfg)
+    with isaaclab_env(task, env_cfg, device) as env:
+        vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
+        start = time.perf_counter()
+        if opts.learner == "rsl_rl":
+            log_dir = str(run_dir) if run_dir is not None else None
+            runner = RslRlRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=log_dir, device=device)
+            if checkpoint is not None:
+                runner.resume(checkpoint)
+            runner.learn(agent_cfg.max_iterations, init_at_random_ep_len=agent_cfg.init_at_random_ep_len)
+        else:
+            cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision)
+            comm = None if ctx is None else Communicator.from_process_group(device, ctx.timeout_s)
+            redline_runner = RedlineRunner(vec_env, cfg, run_dir, device, opts.seed, agent_cfg.save_interval, comm=comm)
+            if checkpoint is not None:
+                redline_runner.load(checkpoint)
+            redline_runner.learn(
+                agent_cfg.max_iterations, profile=opts.profile, init_at_random_ep_len=agent_cfg.init_at_random_ep_len
+            )
+        elapsed = time.perf_counter() - start
+    if run_dir is None:
+        return None
+    last = _last_record(run_dir / "metrics.jsonl")
+    print(
+        f"[redline] done in {elapsed:.1f} s: iteration {last.get('iteration')}, mean reward "
+        f"{last.get('mean_reward')}, mean episode length {last.get('mean_episode_length')}; run: {run_dir}",
+        flush=True,
+    )
+    if "bottleneck" in last:
+        split = ", ".join(f"{k.removesuffix('_s')} {last[k]:.3f} s" for k in PHASES if last.get(k) is not None)
+        print(f"[redline] last iteration: {split}; {last['bottleneck']}: try {last['next_action']}", flush=True)
+    return run_dir
+
+
+def _last_record(path: Path) -> dict[str, Any]:
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return json.loads(lines[-1]) if lines else {}

@@ -1,0 +1,1 @@
+"""Isaac Lab environments seen from redline: the task registry, one config preparation, the simulator launch."""

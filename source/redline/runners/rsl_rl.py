@@ -1,0 +1,139 @@
+"""The anchor learner: rsl_rl 5.5.1's ``OnPolicyRunner``, unchanged in its maths.
+
+redline only changes what it writes: metrics go to :class:`~redline.runs.metrics.MetricsLog`
+(``metrics.jsonl``, TensorBoard with rsl_rl's tags, a live display) and checkpoints are written atomically.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from rsl_rl.runners import OnPolicyRunner
+from rsl_rl.utils.logger import Logger
+
+from redline.runs.checkpoints import SEEDING_KEY, gather_seeding_state, restore_seeding_state, save_atomic
+from redline.runs.metrics import MetricsLog
+
+
+def episode_extras(ep_extras: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean of each ``extras["log"]`` / ``extras["episode"]`` entry over an iteration, as ``episode/<key>``."""
+    sums: dict[str, list[torch.Tensor]] = {}
+    for info in ep_extras:
+        for key, value in info.items():
+            sums.setdefault(key, []).append(torch.as_tensor(value, dtype=torch.float).reshape(-1).cpu())
+    return {f"episode/{key.split('/')[-1]}": torch.cat(vals).mean().item() for key, vals in sums.items()}
+
+
+def runner_cfg_dict(agent_cfg: Any) -> dict:
+    """The ``train_cfg`` dict rsl_rl's runners take, with Isaac Lab's version shims applied to a copy."""
+    import importlib.metadata
+
+    from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
+
+    cfg = agent_cfg.copy()
+    return handle_deprecated_rsl_rl_cfg(cfg, importlib.metadata.version("rsl-rl-lib")).to_dict()
+
+
+class MetricsLogger(Logger):
+    """rsl_rl's logger with its console report replaced by one :class:`MetricsLog` record per iteration."""
+
+    def __init__(self, metrics_total_iterations: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._total_iterations = metrics_total_iterations
+        self._t0 = time.perf_counter()
+        self.metrics: MetricsLog | None = None
+        self._window: list[float] = []  # returns of the episodes that finished in this iteration (up to 100 per step)
+
+    def process_env_step(self, rewards: torch.Tensor, dones: torch.Tensor, extras: dict, *args: Any) -> None:
+        super().process_env_step(rewards, dones, extras, *args)
+        if self.writer is not None:
+            finished = min(int((dones > 0).sum()), self.rewbuffer.maxlen or 0)
+            self._window.extend(list(self.rewbuffer)[len(self.rewbuffer) - finished :])
+
+    def init_logging_writer(self) -> None:
+        super().init_logging_writer()
+        if self.writer is not None and self.log_dir is not None:
+            self.metrics = MetricsLog(Path(self.log_dir), self._total_iterations, writer=self.writer)
+        self._t0 = time.perf_counter()
+
+    def log(  # type: ignore[override]
+        self,
+        it: int,
+        start_it: int,
+        total_it: int,
+        collect_time: float,
+        learn_time: float,
+        loss_dict: dict,
+        learning_rate: float,
+        action_std: torch.Tensor,
+        rnd_weight: float | None,
+        **_: Any,
+    ) -> None:
+        if self.metrics is None:
+            return
+        collection_size = self.cfg["num_steps_per_env"] * self.num_envs * self.gpu_world_size
+        self.tot_timesteps += collection_size
+        self.tot_time += collect_time + learn_time
+        record: dict[str, Any] = {
+            "iteration": it,
+            "env_steps": self.tot_timesteps,
+            "wall_time_s": round(time.perf_counter() - self._t0, 4),
+            "sps": collection_size / (collect_time + learn_time),
+            "mean_reward": statistics.mean(self.rewbuffer) if self.rewbuffer else None,
+            # the redline learner's statistic: episodes that finished in this iteration
+            "mean_reward_window": statistics.mean(self._window) if self._window else None,
+            "mean_episode_length": statistics.mean(self.lenbuffer) if self.lenbuffer else None,
+            "collect_s": collect_time,
+            "learn_s": learn_time,
+            "lr": learning_rate,
+            "action_std": action_std.mean().item(),
+        }
+        record.update({f"loss/{k}": float(v) for k, v in loss_dict.items()})
+        record.update(episode_extras(self.ep_extras))
+        self.ep_extras.clear()
+        self._window.clear()
+        self.metrics.write(record)
+
+    def stop_logging_writer(self) -> None:
+        super().stop_logging_writer()
+        if self.metrics is not None:
+            self.metrics.close()
+
+
+class RslRlRunner(OnPolicyRunner):
+    """``OnPolicyRunner`` that logs through :class:`MetricsLogger` and saves checkpoints atomically."""
+
+    def __init__(self, env: Any, train_cfg: dict, log_dir: str | None, device: str) -> None:
+        super().__init__(env, train_cfg, log_dir=log_dir, device=device)
+        self.logger = MetricsLogger(
+            metrics_total_iterations=int(train_cfg["max_iterations"]),
+            log_dir=log_dir,
+            cfg=self.cfg,
+            env_cfg=self.env.cfg,
+            num_envs=self.env.num_envs,
+            is_distributed=self.is_distributed,
+            gpu_world_size=self.gpu_world_size,
+            gpu_global_rank=self.gpu_global_rank,
+            device=self.device,
+        )
+
+    def resume(self, checkpoint: dict[str, Any]) -> None:
+        """Load a checkpoint's models, optimizer and seeding counters; training continues at its iteration + 1
+        (rsl_rl's own ``load`` restarts at the saved iteration and overwrites its checkpoint)."""
+        self.alg.load(checkpoint, None, strict=True)
+        self.current_learning_iteration = int(checkpoint["iter"]) + 1
+        restore_seeding_state(checkpoint, self.env)
+
+    def save(self, path: str, infos: dict | None = None) -> None:
+        saved = self.alg.save()
+        saved["iter"] = self.current_learning_iteration
+        saved["infos"] = infos
+        seeding = gather_seeding_state(self.env)
+        if seeding is not None:
+            saved[SEEDING_KEY] = seeding
+        save_atomic(saved, path)
+        self.logger.save_model(path, self.current_learning_iteration)

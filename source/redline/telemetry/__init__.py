@@ -1,0 +1,1 @@
+"""Where time goes: the FLOP/MFU model and bottleneck verdict, the GPU utilisation sampler, the profiler."""

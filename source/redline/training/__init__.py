@@ -1,1 +1,0 @@
-"""Training, playing and logging glue between Isaac Lab environments and the learners."""

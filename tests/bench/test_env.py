@@ -1,0 +1,44 @@
+"""``redline bench env``: the three throughputs on the real simulator, and its bad input."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from redline.bench.env import EnvBenchResult
+from redline.cli import main
+
+
+def test_train_keeps_is_the_ratio_of_throughputs() -> None:
+    result = EnvBenchResult("T", 8, "cpu", 16, 1, env_sps=1000.0, inference_sps=800.0, train_sps=250.0)
+    assert result.train_keeps == 0.25 and result.inference_keeps == 0.8
+
+
+def test_env_needs_a_task(capsys: pytest.CaptureFixture) -> None:
+    assert main(["bench", "env", "--num_envs", "8"]) == 2
+    assert (
+        capsys.readouterr().err.strip() == "redline bench: error: --task: required for `bench env` (see `redline list`)"
+    )
+
+
+@pytest.mark.sim
+def test_three_throughputs_on_cartpole(capsys: pytest.CaptureFixture) -> None:
+    argv = ["bench", "env", "--task", "Redline-Cartpole", "--num_envs", "16", "--steps", "20", "--device", "cpu"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "env throughput: Redline-Cartpole, 16 envs on cpu, 32 timed steps per env and mode (median of 2" in out
+    sps = {
+        mode: float(value.replace(",", ""))
+        for mode, value in re.findall(
+            r"^  (env step only|\+ policy inference|\+ inference \+ training) +([\d,]+)", out, re.M
+        )
+    }
+    assert len(sps) == 3 and all(v > 0 for v in sps.values()), out
+    # a PPO update (5 epochs x 4 minibatches) per 16 steps: training cannot keep all of env-only throughput
+    keeps = float(re.search(r"training keeps ([\d.]+)% of env-only FPS", out).group(1))  # type: ignore[union-attr]
+    assert 0 < keeps < 100
+    env, train = sps["env step only"], sps["+ inference + training"]
+    # the printed throughputs are rounded to whole steps/s and the share to 0.1 %: allow exactly that rounding
+    rounding = 100 * (0.5 / env * train / env + 0.5 / env) + 0.05
+    assert keeps == pytest.approx(100 * train / env, abs=rounding)

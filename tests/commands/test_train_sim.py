@@ -1,0 +1,133 @@
+"""End to end on the real simulator (Newton, CPU): redline train/play, and Isaac Lab's own CLI on our tasks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from redline.cli import main
+
+pytestmark = pytest.mark.sim
+
+METRIC_KEYS = {
+    "iteration",
+    "env_steps",
+    "wall_time_s",
+    "sps",
+    "mean_reward",
+    "mean_episode_length",
+    "collect_s",
+    "learn_s",
+}
+
+
+def _records(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def _only_run(log_root: Path, experiment: str) -> Path:
+    runs = list((log_root / experiment).iterdir())
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def test_train_then_play_and_export(tmp_path: Path, no_network: list) -> None:
+    log_root = tmp_path / "logs"
+    argv = ["--task", "Redline-Cartpole", "--num_envs", "64", "--device", "cpu", "--log_root", str(log_root)]
+    assert main(["train", *argv, "--max_iterations", "3", "--profile", "agent.save_interval=2"]) == 0
+    run = _only_run(log_root, "redline_cartpole")
+    trace = json.loads((run / "profile" / "trace.json").read_text())["traceEvents"]  # --profile: iteration 1
+    names = {e.get("name", "") for e in trace}
+    assert "aten::addmm" in names  # the MLPs' forward passes
+    assert "autograd::engine::evaluate_function: AddmmBackward0" in names  # and the update's backward
+    records = _records(run)
+    assert [r["iteration"] for r in records] == [0, 1, 2]
+    assert all(set(r) >= METRIC_KEYS for r in records)
+    assert records[-1]["env_steps"] == 3 * 16 * 64  # iterations x steps per env x envs
+    assert all(r["sps"] > 0 and r["collect_s"] > 0 and r["learn_s"] > 0 for r in records)
+    assert sorted(p.name for p in run.glob("model_*.pt")) == ["model_0.pt", "model_2.pt"]
+    assert (run / "params" / "env.yaml").is_file() and (run / "params" / "agent.yaml").is_file()
+    assert list(run.glob("events.out.tfevents.*"))
+    ckpt = torch.load(run / "model_2.pt", weights_only=True)
+    assert {"actor_state_dict", "critic_state_dict", "optimizer_state_dict", "iter", "infos"} <= set(ckpt)
+    assert ckpt["iter"] == 2
+
+    assert main(["train", *argv, "--max_iterations", "2", "--resume", "latest", "agent.save_interval=100"]) == 0
+    resumed = next(r for r in (log_root / "redline_cartpole").iterdir() if r != run)
+    assert [r["iteration"] for r in _records(resumed)] == [3, 4]  # continues at k + 1
+    assert sorted(p.name for p in resumed.glob("model_*.pt")) == ["model_4.pt"]  # the last; 3 % 100 != 0
+    seeding = torch.load(resumed / "model_4.pt", weights_only=True)["seeding_state_dict"]
+    assert seeding["episode"].min() >= 0  # the streams' counters travel with the checkpoint
+
+    assert main(["play", *argv, "--checkpoint", str(run), "--steps", "60"]) == 0
+    exported = run / "exported"
+    assert (exported / "policy.pt").is_file() and (exported / "policy.onnx").is_file()
+    import onnxruntime as ort
+
+    obs = np.random.default_rng(0).standard_normal((32, 4)).astype(np.float32)
+    session = ort.InferenceSession(str(exported / "policy.onnx"))
+    onnx_actions = session.run(None, {session.get_inputs()[0].name: obs})[0]
+    jit_actions = torch.jit.load(str(exported / "policy.pt"))(torch.from_numpy(obs)).detach().numpy()
+    np.testing.assert_allclose(onnx_actions, jit_actions, atol=1e-5)
+    assert no_network == []
+
+
+def test_play_refuses_a_checkpoint_of_another_task(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    ckpt = tmp_path / "model_0.pt"
+    torch.save({"actor_state_dict": {"mlp.0.weight": torch.zeros(3, 3)}, "critic_state_dict": {}, "iter": 0}, ckpt)
+    assert main(["play", "--task", "Redline-Cartpole", "--checkpoint", str(ckpt), "--steps", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not fit task Redline-Cartpole-Play" in err[0]
+
+
+def _isaaclab(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("isaaclab")), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def test_isaaclab_stock_cli_finds_and_trains_our_tasks(tmp_path: Path) -> None:
+    listed = _isaaclab("list_envs", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    from redline.envs.registry import redline_task_ids
+
+    for task in redline_task_ids():
+        assert task in listed.stdout, task
+    trained = _isaaclab(
+        "train",
+        "--rl_library",
+        "rsl_rl",
+        "--task",
+        "Redline-Cartpole",
+        "--device",
+        "cpu",
+        "agent.device=cpu",
+        "--max_iterations",
+        "3",
+        "--num_envs",
+        "64",
+        cwd=tmp_path,
+    )
+    assert trained.returncode == 0, (trained.stdout[-3000:], trained.stderr[-3000:])
+    assert list((tmp_path / "logs" / "rsl_rl" / "redline_cartpole").glob("*/model_2.pt"))
+
+
+@pytest.mark.slow
+def test_cartpole_learns_to_balance(tmp_path: Path) -> None:
+    """README command 1's job (256 envs, 150 iterations, seed 42): mean reward >= 4.9 with full episodes."""
+    assert main(["train", "--task", "Redline-Cartpole", "--device", "cpu", "--log_root", str(tmp_path)]) == 0
+    last = _records(_only_run(tmp_path, "redline_cartpole"))[-1]
+    assert last["mean_reward"] >= 4.9, last
+    assert last["mean_episode_length"] >= 299, last

@@ -1,0 +1,76 @@
+"""Checkpoints: atomic writes, validated loads, ``latest`` resolution."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from redline.errors import UserError
+from redline.runs import checkpoints
+from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint, save_atomic
+
+
+def _ckpt(it: int) -> dict:
+    return {"actor_state_dict": {"w": torch.full((2,), float(it))}, "critic_state_dict": {}, "iter": it, "infos": None}
+
+
+def test_round_trip_with_weights_only(tmp_path: Path) -> None:
+    save_atomic(_ckpt(7), tmp_path / "model_7.pt")
+    data = load_checkpoint(tmp_path / "model_7.pt")
+    assert data["iter"] == 7 and torch.equal(data["actor_state_dict"]["w"], torch.full((2,), 7.0))
+    assert [p.name for p in tmp_path.iterdir()] == ["model_7.pt"]
+
+
+def test_a_save_killed_midway_leaves_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "model_1.pt"
+    save_atomic(_ckpt(1), path)
+
+    def dies_halfway(obj, f, *args, **kwargs):
+        f.write(b"PK\x03\x04 half a zip")
+        raise KeyboardInterrupt  # the process is killed while writing
+
+    monkeypatch.setattr(torch, "save", dies_halfway)
+    with pytest.raises(KeyboardInterrupt):
+        save_atomic(_ckpt(2), path)
+    monkeypatch.undo()
+    assert load_checkpoint(path)["iter"] == 1  # still the complete old checkpoint
+    assert [p.name for p in tmp_path.iterdir()] == ["model_1.pt"]  # no temp file left behind
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(b"", "not a readable checkpoint"), (b"garbage" * 10, "not a readable checkpoint"), (None, "missing")],
+)
+def test_corrupt_or_foreign_files_are_user_errors(tmp_path: Path, content: bytes | None, message: str) -> None:
+    path = tmp_path / "model_0.pt"
+    if content is None:
+        torch.save({"something": 1}, path)
+    else:
+        path.write_bytes(content)
+    with pytest.raises(UserError, match=message):
+        load_checkpoint(path)
+
+
+def test_pickled_code_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "model_0.pt"
+    torch.save({**_ckpt(0), "infos": Path("/etc")}, path)  # an arbitrary object needs unpickling code
+    with pytest.raises(UserError, match="not a readable checkpoint"):
+        load_checkpoint(path)
+
+
+def test_resolve_latest_run_and_highest_iteration(tmp_path: Path) -> None:
+    for run, its in (("2026-01-01_00-00-00", (0, 50)), ("2026-01-02_00-00-00", (0, 9, 10)), ("2026-01-03_x", ())):
+        (tmp_path / run).mkdir()
+        for it in its:
+            save_atomic(_ckpt(it), tmp_path / run / f"model_{it}.pt")
+    assert resolve_checkpoint("latest", tmp_path) == tmp_path / "2026-01-02_00-00-00" / "model_10.pt"
+    assert resolve_checkpoint(str(tmp_path / "2026-01-01_00-00-00"), tmp_path).name == "model_50.pt"
+    file = tmp_path / "2026-01-01_00-00-00" / "model_0.pt"
+    assert resolve_checkpoint(str(file), tmp_path) == file
+    with pytest.raises(UserError, match="holds no model"):
+        resolve_checkpoint(str(tmp_path / "2026-01-03_x"), tmp_path)
+    with pytest.raises(UserError, match="found no run"):
+        resolve_checkpoint("latest", tmp_path / "nothing-here")
+    assert checkpoints.checkpoints_in(tmp_path / "2026-01-03_x") == []

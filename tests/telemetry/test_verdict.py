@@ -1,0 +1,55 @@
+"""The bottleneck verdict on synthetic timings, and the FLOP counts behind the MFU estimate."""
+
+from __future__ import annotations
+
+import pytest
+
+from redline.telemetry.verdict import iteration_flops, mlp_flops, peak_tflops, verdict
+
+
+@pytest.mark.parametrize(
+    ("split", "kwargs", "expected"),
+    [
+        ({"env_s": 0.8, "inference_s": 0.1, "update_s": 0.1}, {}, ("env-bound", "more envs")),
+        (
+            {"env_s": 0.1, "inference_s": 0.1, "update_s": 0.8},
+            {"device_type": "cuda", "precision": "fp32"},
+            ("learner-bound", "--precision bf16"),
+        ),
+        ({"env_s": 0.1, "update_s": 0.9}, {}, ("learner-bound", "fewer learning epochs")),
+        (
+            {"env_s": 0.1, "update_s": 0.9},
+            {"device_type": "cuda", "precision": "bf16", "gflops": 500.0, "peak": 989.0},
+            ("host-overhead-bound", "enable graph capture"),
+        ),
+        ({"env_s": 0.3, "update_s": 0.3, "allreduce_s": 0.4}, {}, ("communication-bound", "fewer minibatches")),
+        (
+            {"env_s": 0.1, "update_s": 0.9},
+            {"device_type": "cuda", "precision": "bf16", "gpu_util": 20.0},
+            ("host-overhead-bound", "enable graph capture"),
+        ),
+        (
+            {"env_s": 0.1, "update_s": 0.9},
+            {"device_type": "cuda", "precision": "bf16", "gpu_util": 95.0},
+            ("learner-bound", "fewer learning epochs"),
+        ),
+        (
+            {"env_s": 0.8, "update_s": 0.2},
+            {"device_type": "cuda", "precision": "bf16", "gpu_util": 12.0},
+            ("env-bound", "the GPU is only 12 % busy"),
+        ),
+        ({"env_s": 0.1, "update_s": 0.9}, {"gpu_util": 5.0}, ("learner-bound", "fewer learning epochs")),  # CPU
+        ({"env_s": 0.2, "update_s": 0.2, "logging_s": 0.6}, {}, ("host-overhead-bound", "log less often")),
+    ],
+)
+def test_verdict_names_each_bottleneck(split: dict, kwargs: dict, expected: tuple[str, str]) -> None:
+    args = {"device_type": "cpu", "precision": "fp32", **kwargs}
+    bottleneck, action = verdict(split, **args)
+    assert bottleneck == expected[0] and expected[1] in action
+
+
+def test_flops_by_hand() -> None:
+    assert mlp_flops([4, 32, 32, 1]) == 2 * (4 * 32 + 32 * 32 + 32 * 1)  # 2 FLOPs per multiply-add
+    # 10 samples, 2 epochs: one forward each while collecting, then 2 x (forward + 2 x forward for backward)
+    assert iteration_flops([4, 8, 1], [4, 8, 1], samples=10, epochs=2) == 10 * (2 * 2 * (32 + 8)) * 7
+    assert peak_tflops("NVIDIA H200", bf16=True) == 989.0 and peak_tflops("cpu", bf16=False) is None
