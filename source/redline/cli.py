@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import os
 import sys
@@ -20,6 +21,17 @@ from typing import Any, NoReturn
 from redline import __version__
 from redline.errors import UserError
 from redline.host import tune_allocator
+from redline.options import positive_float, positive_int, seed, strategy
+
+BENCHES = {
+    "learner": ("redline.bench.learner", "redline vs rsl_rl PPO on a synthetic env, timed in alternation"),
+    "env": ("redline.bench.env", "a task's env steps/s alone, with policy inference, and while training"),
+    "train": ("redline.bench.train", "redline vs rsl_rl on real tasks over seeds: time to a target, IQM [CI]"),
+    "distributed": ("redline.bench.distributed", "the redline learner on 1 vs --nproc ranks, same global batch"),
+    "seeding": ("redline.bench.seeding", "per-reset cost of each seeding strategy"),
+    "gpu": ("redline.bench.gpu", "the GPU acceptance run (syncs, captured update, Philox); --pack builds its bundle"),
+}
+"""``redline bench <name>``: the module that implements it (``add_arguments``, ``run``, ``show``) and its summary."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,60 +41,19 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(message)
 
 
-def _positive[N: (int, float)](cast: Callable[[str], N], kind: str) -> Callable[[str], N]:
-    """An argparse ``type`` accepting values of ``cast`` above zero; argparse names the option in its error."""
-
-    def parse(text: str) -> N:
-        try:
-            value = cast(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a positive {kind}, got '{text}'") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be a positive {kind}, got '{text}'")
-        return value
-
-    return parse
-
-
-def _positive_int(field: str) -> Callable[[str], int]:
-    return _positive(int, "integer")
-
-
-def _positive_float(field: str) -> Callable[[str], float]:
-    return _positive(float, "number")
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got '{text}'") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got '{text}'")
-    return value
-
-
-def _strategy(text: str) -> str:
-    from redline.seeding import STRATEGIES
-
-    if text not in STRATEGIES:
-        raise argparse.ArgumentTypeError(f"unknown strategy '{text}' (valid: {', '.join(STRATEGIES)})")
-    return text
-
-
 def _add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True, help="registered task id, e.g. Redline-Cartpole (see `redline list`)")
     p.add_argument(
         "--num_envs",
-        type=_positive_int("--num_envs"),
+        type=positive_int,
         default=None,
         help="parallel envs (default: the task's default for the device)",
     )
     p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
-    p.add_argument("--seed", type=_seed, default=42, help="seed of the env and the learner (default: 42)")
+    p.add_argument("--seed", type=seed, default=42, help="seed of the env and the learner (default: 42)")
     p.add_argument(
         "--seeding",
-        type=_strategy,
+        type=strategy,
         default=None,
         help="shared | per_env | eval (default: the task's; per_env to train, eval in -Play twins)",
     )
@@ -94,7 +65,17 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _bench_named(argv: Sequence[str]) -> str | None:
+    """The bench ``argv`` selects (``redline bench <name> ...``), or None."""
+    tokens = list(argv)
+    if "bench" not in tokens:
+        return None
+    rest = tokens[tokens.index("bench") + 1 :]
+    return rest[0] if rest and rest[0] in BENCHES else None
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The ``redline`` parser; of the benches, only the one ``argv`` selects gets its options (and is imported)."""
     parser = _Parser(prog="redline", description="Train Isaac Lab robot policies with the hardware at its limit.")
     parser.add_argument("--version", action="version", version=f"redline {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -103,23 +84,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser("train", help="train a task", epilog="Trailing key=value tokens are Hydra overrides.")
     _add_run_args(train)
-    train.add_argument("--max_iterations", type=_positive_int("--max_iterations"), help="(agent config's)")
+    train.add_argument("--max_iterations", type=positive_int, help="(agent config's)")
     train.add_argument("--learner", default="redline", help="redline (default) | rsl_rl (rsl_rl 5.5.1, the anchor)")
     train.add_argument("--precision", default="auto", help="auto (bf16 on capable CUDA GPUs, else fp32) | bf16 | fp32")
     train.add_argument("--resume", help="latest | RUN_DIR | PATH: continue from a checkpoint at its iteration + 1")
     train.add_argument("--run_name", help="suffix of the run folder name")
     train.add_argument("--profile", action="store_true", help="Chrome trace of one iteration (profile/trace.json)")
     # data-parallel training: torchrun ranks, gloo on the CPU, NCCL on CUDA GPUs
-    train.add_argument("--nproc", type=_positive_int("--nproc"), help="start N local processes under torchrun")
+    train.add_argument("--nproc", type=positive_int, help="start N local processes under torchrun")
     train.add_argument("--distributed", action="store_true", help="join torchrun's process group (one rank)")
-    train.add_argument("--dist_timeout", type=_positive_float("--dist_timeout"), default=120.0, help="[s] (120)")
+    train.add_argument("--dist_timeout", type=positive_float, default=120.0, help="[s] (120)")
 
     play = sub.add_parser(
         "play", help="play a checkpoint headless and export it", epilog="Trailing key=value tokens are Hydra overrides."
     )
     _add_run_args(play)
     play.add_argument("--checkpoint", default="latest", help="latest | RUN_DIR | PATH to model_<it>.pt")
-    play.add_argument("--steps", type=_positive_int("--steps"), default=500, help="env steps to run (default: 500)")
+    play.add_argument("--steps", type=positive_int, default=500, help="env steps to run (default: 500)")
     play.add_argument(
         "--video",
         action="store_true",
@@ -127,41 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--viz", default=None, help="open a viewer: newton (needs a display) | kit (needs Isaac Sim)")
 
-    bench = sub.add_parser("bench", help="benchmarks whose output the README quotes (not timed tests)")
-    bench.add_argument(
-        "what",
-        choices=["seeding", "learner", "env", "distributed", "train"],
-        help="seeding: per-reset cost of each strategy; learner: redline vs rsl_rl PPO on a synthetic env; "
-        "env: a task's env steps/s alone, with policy inference, and while training; "
-        "distributed: the redline learner on 1 vs --nproc ranks, same global batch; "
-        "train: redline vs rsl_rl on a real task, time to a reward threshold over seeds",
-    )
-    bench.add_argument(
-        "--num_envs",
-        type=_positive_int("--num_envs"),
-        default=None,
-        help="seeding: envs (4096); env: envs (the task's default for the device)",
-    )
-    bench.add_argument("--steps", type=_positive_int("--steps"), default=None, help="env: timed steps per env")
-    bench.add_argument("--shape", choices=["legged", "tiny"], default="legged", help="learner: legged | tiny")
-    bench.add_argument(
-        "--precision", choices=["bf16", "fp32"], default=None, help="learner: bf16 | fp32 (fp32); env: (auto)"
-    )
-    bench.add_argument("--iterations", type=_positive_int("--iterations"), default=3, help="learner: timed its")
-    bench.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    bench.add_argument("--nproc", type=_positive_int("--nproc"), default=2, help="distributed: ranks (2)")
-    bench.add_argument("--weak", action="store_true", help="distributed: each rank keeps --num_envs (weak scaling)")
-    bench.add_argument("--vs", default="rsl_rl", help="train: the learner to compare with (rsl_rl)")
-    bench.add_argument("--seeds", type=_positive_int("--seeds"), default=3, help="train: seeds per learner (3)")
-    bench.add_argument("--seed", type=_seed, default=42, help="train: first seed (42)")
-    bench.add_argument("--threshold", type=float, default=4.9, help="train: mean return counted as solved (4.9)")
-    bench.add_argument(
-        "--max_iterations", type=_positive_int("--max_iterations"), default=80, help="train: iterations per run (80)"
-    )
-    bench.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
-    bench.add_argument(
-        "--task", default=None, help="env: the task (required); seeding: also time one env step of it, to quote a share"
-    )
+    bench = sub.add_parser("bench", help="benchmarks whose output docs/performance.md records (not timed tests)")
+    benches = bench.add_subparsers(dest="bench", required=True, parser_class=_Parser)
+    chosen = _bench_named(argv)
+    for name, (module, summary) in BENCHES.items():
+        b = benches.add_parser(name, help=summary, description=summary)
+        if name != chosen:
+            continue  # only the chosen bench's module is imported (they import torch)
+        importlib.import_module(module).add_arguments(b)
+        b.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
+        b.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
     report = sub.add_parser("report", help="plot a run's metrics.jsonl and summarise it; compare two runs")
     report.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR", help="one or two run folders")
@@ -243,36 +199,9 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -
 
 
 def _bench(args: argparse.Namespace) -> tuple[Any, Callable[[Any], None]]:
-    """Run the benchmark ``args.what`` names; returns its result and the function that prints it for people."""
-    from redline.device import resolve_device
-
-    device = resolve_device(args.device)
-    if args.what == "learner":
-        from redline.bench.learner import bench_learner, print_learner
-
-        return bench_learner(args.shape, args.precision or "fp32", device, args.iterations), print_learner
-    if args.what == "train":
-        from redline.bench.train import TrainBenchOptions, bench_train, print_train_bench
-
-        task = args.task or "Redline-Cartpole"
-        fields = (args.vs, args.seeds, args.seed, args.threshold, args.max_iterations, args.num_envs, args.device)
-        return bench_train(TrainBenchOptions(task, *fields, args.precision or "auto")), print_train_bench
-    if args.what == "distributed":
-        from redline.bench.distributed import DistBenchOptions, bench_distributed, print_distributed
-
-        opts = DistBenchOptions(args.nproc, args.shape, args.num_envs, args.iterations, device, args.weak)
-        return bench_distributed(opts), print_distributed
-    if args.what == "env":
-        from redline.bench.env import EnvBenchOptions, bench_env, print_env_bench
-
-        if args.task is None:
-            raise UserError("--task: required for `bench env` (see `redline list`)")
-        env_opts = EnvBenchOptions(args.task, args.num_envs, args.steps, device, args.precision or "auto")
-        return bench_env(env_opts), print_env_bench
-    from redline.bench.seeding import bench_seeding, print_seeding
-
-    num_envs = args.num_envs or 4096
-    return bench_seeding(num_envs, device, args.task), lambda r: print_seeding(r, num_envs, device)
+    """Run the benchmark ``args.bench`` names; returns its result and the function that prints it for people."""
+    module = importlib.import_module(BENCHES[args.bench][0])
+    return module.run(args), module.show
 
 
 def _list() -> int:
@@ -300,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if command in ("train", "play", "bench"):
             tune_allocator()  # before the first large tensor: freed CPU tensors are reused, not unmapped (redline.host)
-        args, extra = build_parser().parse_known_args(argv)
+        args, extra = build_parser(argv).parse_known_args(argv)
         return _run(args, extra, argv)
     except UserError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from redline.learning import PPO, ModelConfig, PPOConfig
 from redline.learning.rollout import collect_rollout
@@ -45,3 +47,16 @@ def copy_rollout(src: PPO, dst: PPO) -> None:
 def flat_params(alg: PPO) -> torch.Tensor:
     """All actor and critic parameters, concatenated (a copy)."""
     return alg.optimizer.flat_param.clone()
+
+
+class HostReads(TorchDispatchMode):
+    """Counts ops that copy a device value into a Python number (``.item()``, ``bool(t)``, ``if t:``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: collections.Counter = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func is torch.ops.aten._local_scalar_dense.default:
+            self.calls[func] += 1
+        return func(*args, **(kwargs or {}))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 from types import SimpleNamespace
 
 import pytest
@@ -11,26 +12,67 @@ from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
 from redline.seeding.streams import EnvStreams
 
 
-def test_means_over_finished_episodes_in_the_window() -> None:
+def test_window_and_history_means() -> None:
     t = EpisodeTracker(2, "cpu")
     # env 0 finishes after 2 steps with return 1+2=3; env 1 after 3 steps with return 1+1+1=3
     t.step(torch.tensor([1.0, 1.0]), torch.tensor([0, 0]))
-    t.step(torch.tensor([2.0, 1.0]), torch.tensor([1, 0]), log={"Metrics/success_rate": torch.tensor(1.0)})
-    t.step(torch.tensor([5.0, 1.0]), torch.tensor([0, 1]), log={"Metrics/success_rate": torch.tensor(0.0)})
+    t.step(torch.tensor([2.0, 1.0]), torch.tensor([1, 0]), extras={"log": {"Metrics/success_rate": torch.tensor(1.0)}})
+    t.step(torch.tensor([5.0, 1.0]), torch.tensor([0, 1]), extras={"log": {"Metrics/success_rate": torch.tensor(0.0)}})
     out = t.read()
     assert out["mean_reward"] == pytest.approx(3.0) and out["mean_episode_length"] == pytest.approx(2.5)
-    assert out["episode/success_rate"] == pytest.approx(0.5)
-    # env 0's new episode (return 5 so far) carries on; a window with no finished episode keeps the last means
+    assert out["mean_reward_window"] == pytest.approx(3.0)
+    assert out["episode/Metrics/success_rate"] == pytest.approx(0.5)
+    # a window with no finished episode: no window mean, the history keeps its means
     out = t.read()
-    assert out["mean_reward"] == pytest.approx(3.0) and "episode/success_rate" not in out
-    t.step(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]))
-    assert t.read()["mean_reward"] == pytest.approx(6.0)
+    assert out["mean_reward_window"] is None and out["mean_reward"] == pytest.approx(3.0)
+    assert "episode/Metrics/success_rate" not in out
+    t.step(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]))  # env 0's second episode: 5 + 1 = 6 in 2 steps
+    out = t.read()
+    assert out["mean_reward_window"] == pytest.approx(6.0) and out["mean_reward"] == pytest.approx(4.0)
+    assert out["mean_episode_length"] == pytest.approx(7 / 3)
+
+
+def test_history_is_rsl_rl_last_100_episodes() -> None:
+    """The same statistic as rsl_rl's ``rewbuffer``: a deque of the last 100 returns, extended in env order."""
+    gen = torch.Generator().manual_seed(0)
+    num_envs = 150  # more than 100 may finish in one step
+    t = EpisodeTracker(num_envs, "cpu")
+    buffer: collections.deque[float] = collections.deque(maxlen=100)
+    lengths: collections.deque[float] = collections.deque(maxlen=100)
+    ret, length = torch.zeros(num_envs, dtype=torch.float64), torch.zeros(num_envs, dtype=torch.float64)
+    for step in range(40):
+        rewards = torch.rand(num_envs, generator=gen)
+        dones = (torch.rand(num_envs, generator=gen) < (0.9 if step == 20 else 0.1)).long()
+        t.step(rewards, dones)
+        ret, length = ret + rewards.double(), length + 1
+        buffer.extend(ret[dones.bool()].tolist())
+        lengths.extend(length[dones.bool()].tolist())
+        ret[dones.bool()], length[dones.bool()] = 0, 0
+        if step % 7 == 0 or step == 20:
+            out = t.read()
+            assert out["mean_reward"] == pytest.approx(sum(buffer) / len(buffer), rel=1e-5), step
+            assert out["mean_episode_length"] == pytest.approx(sum(lengths) / len(lengths), rel=1e-5), step
+
+
+def test_log_keys_stay_apart() -> None:
+    t = EpisodeTracker(1, "cpu")
+    log = {"Episode_Reward/x": torch.tensor(1.0), "Episode_Termination/x": torch.tensor(0.0)}
+    t.step(torch.ones(1), torch.ones(1), extras={"log": log})
+    out = t.read()
+    assert out["episode/Episode_Reward/x"] == 1.0 and out["episode/Episode_Termination/x"] == 0.0
+
+
+def test_a_nan_reward_does_not_poison_the_statistics() -> None:
+    t = EpisodeTracker(2, "cpu")
+    t.step(torch.tensor([float("nan"), 1.0]), torch.tensor([1, 1]))
+    t.step(torch.tensor([2.0, 2.0]), torch.tensor([1, 1]))
+    assert t.read()["mean_reward_window"] == pytest.approx(5 / 4)
 
 
 def test_before_any_episode_the_means_are_none() -> None:
     t = EpisodeTracker(3, "cpu")
     t.step(torch.ones(3), torch.zeros(3))
-    assert t.read() == {"mean_reward": None, "mean_episode_length": None}
+    assert t.read() == {"mean_reward": None, "mean_episode_length": None, "mean_reward_window": None}
 
 
 class _Env:

@@ -14,6 +14,7 @@ from redline.learning.config import ModelConfig
 from redline.learning.testing import DummyVecEnv
 from redline.runners.redline import RedlineRunner
 from redline.runs.checkpoints import load_checkpoint
+from tests.learning.learning_support import HostReads, small_cfg
 
 # the learner benchmark's rsl_rl config (rsl_rl's legged PPO values), at a tiny size
 RSL_RL_CFG = rsl_rl_cfg({"steps": 8, "hidden": [16, 16]}, bf16=False)
@@ -84,7 +85,30 @@ def test_resume_continues_at_the_next_iteration(tmp_path: Path) -> None:
     assert float(resumed.alg.learning_rate) == float(first.alg.learning_rate)
     resumed.learn(1)
     assert (tmp_path / "b" / "model_2.pt").is_file()  # continues at k + 1 (rsl_rl restarts at k)
-    assert json.loads((tmp_path / "b" / "metrics.jsonl").read_text().splitlines()[0])["iteration"] == 2
+    record = json.loads((tmp_path / "b" / "metrics.jsonl").read_text().splitlines()[0])
+    assert record["iteration"] == 2 and record["env_steps"] == 3 * 8 * 16  # the resumed run's steps continue
+    assert record["wall_time_s"] > saved["wall_time_s"] > 0
+
+
+def test_training_reads_no_device_values_in_its_hot_path(tmp_path: Path) -> None:
+    """``redline train``'s own loop (rollout, episode statistics, update, record) has no ``.item()``-style read; its
+    reads are the batched ``tolist`` of the guard, the episode statistics and the record. (Writing a checkpoint
+    reads the learning rate: it is not in the hot path, and is left out here.)"""
+    cfg = small_cfg(
+        micro_batches=2,
+        normalize_advantage_per_mini_batch=True,
+        value_normalization=True,
+        actor=ModelConfig(hidden_dims=(8,), obs_normalization=True),
+    )
+    runner = RedlineRunner(DummyVecEnv(num_envs=16, seed=1), cfg, tmp_path, "cpu", seed=0, save_interval=1)
+    runner.learn(1)  # warm-up
+    saved: list[Path | None] = []
+    runner.save = saved.append  # type: ignore[method-assign]
+    with HostReads() as reads:
+        runner.learn(2)
+    assert saved == [tmp_path / "model_1.pt", tmp_path / "model_2.pt"]
+    assert sum(reads.calls.values()) == 0, reads.calls
+    assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 3
 
 
 def test_model_config_reads_rsl_rl_dims() -> None:

@@ -29,8 +29,12 @@ def _record(it: int, reward: float | None) -> dict:
         "mean_episode_length": None if reward is None else 10.0,
         "collect_s": 0.6,
         "learn_s": 0.4,
-        "loss/value": 0.5,
+        "value_loss": 0.5,
+        "action_std": 0.8,
+        "loss/symmetry": 0.1,
         "episode/success_rate": float("nan"),
+        "episode/Episode_Reward/alive": 1.0,
+        "episode/Episode_Termination/alive": 0.0,
     }
 
 
@@ -45,6 +49,7 @@ def test_one_line_per_iteration_and_tb_tags(tmp_path: Path, capsys) -> None:
     assert lines[0]["mean_reward"] is None and lines[1]["mean_reward"] == 2.5
     assert lines[1]["episode/success_rate"] is None  # NaN is not JSON
     tags = {tag for tag, _, step in writer.scalars if step == 1}
-    assert {"Train/mean_reward", "Perf/total_fps", "Perf/collection_time", "Loss/value"} <= tags
+    assert {"Train/mean_reward", "Perf/total_fps", "Perf/collection_time", "Loss/value", "Policy/mean_std"} <= tags
+    assert {"Loss/symmetry", "Episode_Reward/alive", "Episode_Termination/alive"} <= tags  # rsl_rl's own tags
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and "reward    2.500" in out[1] and "ETA 0:00:00" in out[1]

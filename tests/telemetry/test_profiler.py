@@ -24,9 +24,8 @@ def test_only_the_chosen_iteration_is_traced(tmp_path: Path) -> None:
     assert IterationProfiler.for_run(tmp_path, first=0, num_iterations=1, device="cpu").iteration == 0
     x = torch.randn(64, 64)
     for it in range(5, 8):
-        profiler.start(it)
-        y = x @ x if it == 6 else x + x  # only the traced iteration multiplies
-        profiler.stop(it)
+        with profiler.trace(it):
+            y = x @ x if it == 6 else x + x  # only the traced iteration multiplies
         assert profiler.path.is_file() == (it >= 6)
     names = {e.get("name") for e in _events(profiler.path)}
     assert "aten::mm" in names and "aten::add" not in names

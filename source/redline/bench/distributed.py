@@ -9,6 +9,7 @@ rank's batch (the GPU case: every GPU runs its own 4096 envs).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime
 import os
@@ -20,6 +21,7 @@ from typing import Any
 import torch
 
 from redline.bench.learner import SHAPES, rsl_rl_cfg
+from redline.options import positive_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,7 +168,7 @@ def bench_distributed(opts: DistBenchOptions) -> dict[str, Any]:
     }
 
 
-def print_distributed(result: dict[str, Any]) -> None:
+def show(result: dict[str, Any]) -> None:
     """Human-readable summary of :func:`bench_distributed`."""
     one, many = result["one"], result["many"]
     print(f"redline bench distributed: shape {result['shape']}, {result['scaling']} scaling, {result['device']}")
@@ -179,4 +181,23 @@ def print_distributed(result: dict[str, Any]) -> None:
     print(
         f"  gradient all-reduces per minibatch: {result['gradient_collectives_per_minibatch']:.2f} (target 1); "
         f"speedup {result['speedup']:.2f}x, scaling efficiency {100 * result['efficiency']:.0f} %"
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``redline bench distributed``'s own options."""
+    parser.add_argument("--nproc", type=positive_int, default=2, help="ranks compared with 1 (2)")
+    parser.add_argument("--shape", choices=list(SHAPES), default="tiny", help="legged | tiny (tiny)")
+    parser.add_argument("--num_envs", type=positive_int, help="global envs (the shape's)")
+    parser.add_argument("--iterations", type=positive_int, default=3, help="timed iterations (3)")
+    parser.add_argument("--weak", action="store_true", help="each rank keeps --num_envs (weak scaling)")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """``redline bench distributed``."""
+    from redline.device import resolve_device
+
+    device = resolve_device(args.device)
+    return bench_distributed(
+        DistBenchOptions(args.nproc, args.shape, args.num_envs, args.iterations, device, args.weak)
     )

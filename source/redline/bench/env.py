@@ -15,14 +15,16 @@ throughput that training keeps.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 import statistics
-import time
-from collections.abc import Callable
 from typing import Any
 
+from redline.bench.timing import device_sync, timed
 from redline.errors import UserError
+from redline.learning.precision import PRECISIONS
+from redline.options import positive_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,27 +77,14 @@ class EnvBenchResult:
         return self.inference_sps / self.env_sps
 
 
-def _timed(step: Callable[[], None], repeats: int, sync: Callable[[], None]) -> float:
-    """Seconds for ``repeats`` calls of ``step`` (synchronised before and after)."""
-    sync()
-    start = time.perf_counter()
-    for _ in range(repeats):
-        step()
-    sync()
-    return time.perf_counter() - start
-
-
 def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
     """Build ``opts.task`` as ``redline train`` does and measure the three throughputs."""
-    from redline.commands.train import TrainOptions, prepare
+    from redline.envs.prepare import EnvRequest, prepare_env
 
     if opts.steps is not None and opts.steps <= 0:
         raise UserError(f"--steps: must be a positive integer, got {opts.steps}")
-    task, device, env_cfg, agent_cfg = prepare(
-        TrainOptions(
-            task=opts.task, num_envs=opts.num_envs, device=opts.device, seed=opts.seed, precision=opts.precision
-        )
-    )
+    prepared = prepare_env(EnvRequest(task=opts.task, num_envs=opts.num_envs, device=opts.device, seed=opts.seed))
+    task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
 
     import torch
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
@@ -109,11 +98,8 @@ def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
     per_iteration = cfg.num_steps_per_env
     rounds = math.ceil((opts.steps or 4 * per_iteration) / per_iteration)
 
-    def sync() -> None:
-        if device.startswith("cuda"):
-            torch.cuda.synchronize(device)
-
-    with isaaclab_env(task, env_cfg, device) as env:
+    sync = device_sync(device)
+    with isaaclab_env(task, env_cfg) as env:
         vec_env: Any = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
         n, num_actions = vec_env.num_envs, vec_env.num_actions
         runner = RedlineRunner(vec_env, cfg, None, device, opts.seed)
@@ -133,9 +119,9 @@ def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
         runner.learn(1)
         times: dict[str, list[float]] = {"env": [], "inference": [], "train": []}
         for _ in range(rounds):
-            times["env"].append(_timed(random_step, per_iteration, sync))
-            times["inference"].append(_timed(inference_step, per_iteration, sync))
-            times["train"].append(_timed(lambda: runner.learn(1), 1, sync))
+            times["env"].append(timed(random_step, sync, per_iteration))
+            times["inference"].append(timed(inference_step, sync, per_iteration))
+            times["train"].append(timed(lambda: runner.learn(1), sync))
     sps = {mode: n * per_iteration / statistics.median(seconds) for mode, seconds in times.items()}
     return EnvBenchResult(
         task=task,
@@ -149,7 +135,7 @@ def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
     )
 
 
-def print_env_bench(r: EnvBenchResult) -> None:
+def show(r: EnvBenchResult) -> None:
     """The three throughputs and the share of env-only throughput each keeps."""
     print(
         f"env throughput: {r.task}, {r.num_envs} envs on {r.device}, {r.steps} timed steps per env and mode "
@@ -160,3 +146,16 @@ def print_env_bench(r: EnvBenchResult) -> None:
     print(f"  {'+ policy inference':<28} {r.inference_sps:>12,.0f} {r.inference_keeps:>12.1%}")
     print(f"  {'+ inference + training':<28} {r.train_sps:>12,.0f} {r.train_keeps:>12.1%}")
     print(f"  training keeps {r.train_keeps:.1%} of env-only FPS")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``redline bench env``'s own options."""
+    parser.add_argument("--task", required=True, help="the task (see `redline list`)")
+    parser.add_argument("--num_envs", type=positive_int, help="envs (default: the task's default for the device)")
+    parser.add_argument("--steps", type=positive_int, help="timed env steps per env and mode (4 iterations' worth)")
+    parser.add_argument("--precision", choices=PRECISIONS, default="auto", help="the learner's precision (auto)")
+
+
+def run(args: argparse.Namespace) -> EnvBenchResult:
+    """``redline bench env``."""
+    return bench_env(EnvBenchOptions(args.task, args.num_envs, args.steps, args.device, args.precision))

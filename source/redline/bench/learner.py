@@ -9,15 +9,17 @@ each, so that the machine's drifts in speed reach both alike.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from redline.bench.timing import device_sync, timed
 from redline.host import allocator
+from redline.options import positive_int
 
 SHAPES = {
     # legged_gym's shape: 4096 envs x 24 steps, obs 48, act 12, [512, 256, 128] actor and critic, 5 x 4 updates
@@ -71,11 +73,6 @@ class Timing:
         return self.rollout_s + self.update_s
 
 
-def _sync(device: str) -> None:
-    if device.startswith("cuda"):
-        torch.cuda.synchronize(device)
-
-
 Loop = tuple[Callable[[], None], Callable[[], None]]
 """One learner's ``(rollout, update)``: a rollout of T steps with its returns, then the PPO update."""
 
@@ -86,18 +83,12 @@ def _time_interleaved(loops: dict[str, Loop], iterations: int, device: str) -> d
     for rollout, update in loops.values():
         rollout()
         update()
+    sync = device_sync(device)
     samples: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in loops}
     for _ in range(iterations):
         for name, (rollout, update) in loops.items():
-            _sync(device)
-            t0 = time.perf_counter()
-            rollout()
-            _sync(device)
-            t1 = time.perf_counter()
-            update()
-            _sync(device)
-            samples[name][0].append(t1 - t0)
-            samples[name][1].append(time.perf_counter() - t1)
+            samples[name][0].append(timed(rollout, sync))
+            samples[name][1].append(timed(update, sync))
     timings = {name: Timing(statistics.median(r), statistics.median(u)) for name, (r, u) in samples.items()}
     if not device.startswith("cuda"):
         for name, (rollout, update) in loops.items():
@@ -124,19 +115,16 @@ def _count_ops(rollout: Callable[[], None], update: Callable[[], None]) -> tuple
 
 
 def _loop(env: Any, steps: int, act: Callable, record: Callable, finish: Callable, update: Callable) -> Loop:
-    """A learner's loop body on ``env``: ``steps`` x (act -> env.step -> record), then ``finish``; and ``update``."""
+    """A learner's iteration on ``env`` through the one rollout loop (:func:`redline.learning.rollout.rollout`):
+    ``steps`` x (act -> env.step -> record), then ``finish``; and ``update``."""
+    from redline.learning.rollout import rollout
+
     state = {"obs": env.get_observations()}
 
-    def rollout() -> None:
-        with torch.inference_mode():
-            obs = state["obs"]
-            for _ in range(steps):
-                obs, rewards, dones, extras = env.step(act(obs))
-                record(obs, rewards, dones, extras)
-            finish(obs)
-            state["obs"] = obs
+    def collect() -> None:
+        state["obs"] = rollout(env, state["obs"], steps, act, record, finish)
 
-    return rollout, update
+    return collect, update
 
 
 def _env(shape: dict[str, Any], device: str, seed: int) -> Any:
@@ -199,7 +187,8 @@ def bench_learner(shape_name: str, precision: str, device: str, iterations: int)
     }
 
 
-def print_learner(result: dict[str, Any]) -> None:
+def show(result: dict[str, Any]) -> None:
+    """The table of :func:`run`'s result."""
     print(
         f"learner benchmark: shape {result['shape']}, {result['precision']}, {result['device']}, "
         f"{result['threads']} threads, {result['allocator']} malloc, median of {result['iterations_timed']} iterations"
@@ -219,3 +208,17 @@ def print_learner(result: dict[str, Any]) -> None:
         floor = red["gemm_share"] * red["update_s"] / result["rsl_rl"]["total_s"]
         print(f"  redline's update GEMMs alone take {floor:.2f}x rsl_rl's whole iteration (profiled share)")
     print(f"  redline is {result['speedup']:.2f}x rsl_rl per iteration ({result['update_speedup']:.2f}x on the update)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``redline bench learner``'s own options."""
+    parser.add_argument("--shape", choices=list(SHAPES), default="legged", help="legged (4096 envs) | tiny (8 envs)")
+    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="both learners' (fp32)")
+    parser.add_argument("--iterations", type=positive_int, default=3, help="timed iterations per learner (3)")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """``redline bench learner``."""
+    from redline.device import resolve_device
+
+    return bench_learner(args.shape, args.precision, resolve_device(args.device), args.iterations)

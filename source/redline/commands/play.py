@@ -10,9 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from redline.device import resolve_device
-from redline.envs import registry
-from redline.envs.registry import apply_seeding
+from redline.envs.prepare import EnvRequest, prepare_env
 from redline.errors import UserError
 from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
 from redline.runs.folders import DEFAULT_LOG_ROOT
@@ -89,23 +87,21 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
     """Play ``opts.steps`` steps and return ``(export folder, episode stats)``."""
 
     visualizer = check_viewer(opts.viz)
-    task = registry.resolve_task_id(opts.task)
-    device = resolve_device(opts.device)
-    if opts.checkpoint != "latest":  # a path: check it before paying for the simulator's imports
-        load_checkpoint(resolve_checkpoint(opts.checkpoint, None))
-    env_task = registry.play_twin(task)
-    env_cfg, agent_cfg = registry.load_cfgs(env_task, "rsl_rl_cfg_entry_point", list(opts.overrides))
-    ckpt_path = resolve_checkpoint(opts.checkpoint, opts.log_root / agent_cfg.experiment_name)
-    checkpoint = load_checkpoint(ckpt_path, map_location=device)
-    default_envs = getattr(env_cfg, "cpu_num_envs", None) if device == "cpu" else None
+    checkpoint: dict[str, Any] | None = None
+    if opts.checkpoint != "latest":  # a path: load it before paying for the simulator's imports
+        ckpt_path = resolve_checkpoint(opts.checkpoint, None)
+        checkpoint = load_checkpoint(ckpt_path)
+    video_envs = None
     if opts.video:
         from redline.commands.video import MAX_TILES
 
-        default_envs = MAX_TILES  # every env is ray-traced; more would only cost time
-    env_cfg.scene.num_envs = opts.num_envs or default_envs or env_cfg.scene.num_envs
-    env_cfg.seed = opts.seed
-    apply_seeding(env_cfg, opts.seeding)
-    agent_cfg.device = device
+        video_envs = MAX_TILES  # every env is ray-traced; more would only cost time
+    request = EnvRequest(opts.task, opts.num_envs, opts.device, opts.seed, opts.seeding, opts.overrides, play=True)
+    prepared = prepare_env(request, default_num_envs=video_envs)
+    env_task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
+    if checkpoint is None:
+        ckpt_path = resolve_checkpoint(opts.checkpoint, opts.log_root / agent_cfg.experiment_name)
+        checkpoint = load_checkpoint(ckpt_path)
 
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
     from rsl_rl.runners import OnPolicyRunner
@@ -116,7 +112,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
 
     print(f"[redline] playing {env_task} with {ckpt_path} ({env_cfg.scene.num_envs} envs on {device})", flush=True)
     export_dir = ckpt_path.parent / "exported"
-    with isaaclab_env(env_task, env_cfg, device, visualizer) as env:
+    with isaaclab_env(env_task, env_cfg, visualizer=visualizer) as env:
         vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
         runner = OnPolicyRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=None, device=device)
         try:

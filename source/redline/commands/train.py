@@ -10,9 +10,7 @@ from typing import Any
 
 from redline.commands import launch as distributed
 from redline.commands.launch import DistContext
-from redline.device import resolve_device
-from redline.envs import registry
-from redline.envs.registry import apply_seeding
+from redline.envs.prepare import EnvRequest, PreparedEnv, prepare_env
 from redline.errors import UserError
 from redline.learning.precision import PRECISIONS
 from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
@@ -61,9 +59,14 @@ class TrainOptions:
     overrides: tuple[str, ...] = ()
     """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>``."""
 
+    @property
+    def distributed_or_nproc(self) -> bool:
+        """A multi-process run: a torchrun worker, or the command that starts them."""
+        return self.distributed or self.nproc is not None
 
-def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> tuple[str, str, Any, Any]:
-    """Validate ``opts`` and return ``(task, device, env_cfg, agent_cfg)`` with the options applied.
+
+def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
+    """Validate ``opts`` and return the task's configs with them applied (:func:`redline.envs.prepare.prepare_env`).
 
     Args:
         opts: the options.
@@ -77,35 +80,23 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> tuple[str, st
         raise UserError(f"--profile: only with --learner redline (got --learner {opts.learner})")
     if opts.precision not in PRECISIONS:
         raise UserError(f"--precision: unknown precision '{opts.precision}' (valid: {', '.join(PRECISIONS)})")
-    task = registry.resolve_task_id(opts.task)
-    device = ctx.device if ctx is not None else resolve_device(opts.device)
-    if ctx is not None and opts.learner == "rsl_rl" and device == "cpu":
+    device = ctx.device if ctx is not None else opts.device
+    request = EnvRequest(
+        opts.task, opts.num_envs, device, opts.seed, opts.seeding, opts.overrides, rank=0 if ctx is None else ctx.rank
+    )
+    prepared = prepare_env(request)
+    if opts.distributed_or_nproc and opts.learner == "rsl_rl" and prepared.device == "cpu":
         raise UserError("--learner: rsl_rl's multi-process training needs CUDA (NCCL); on CPU use --learner redline")
-    env_cfg, agent_cfg = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", list(opts.overrides))
-    default_envs = getattr(env_cfg, "cpu_num_envs", env_cfg.scene.num_envs) if device == "cpu" else None
-    env_cfg.scene.num_envs = opts.num_envs or default_envs or env_cfg.scene.num_envs
-    env_cfg.sim.device = device
-    rank = 0 if ctx is None else ctx.rank
-    env_cfg.seed = opts.seed + rank  # Isaac Lab's own generator: distinct per global rank
-    apply_seeding(env_cfg, opts.seeding)
-    seeding = getattr(env_cfg, "seeding", None)
-    if seeding is not None:
-        seeding.seed = opts.seed if seeding.seed is None else seeding.seed
-        seeding.env_id_offset = rank * env_cfg.scene.num_envs
-    agent_cfg.device = device
-    agent_cfg.seed = opts.seed
     if opts.max_iterations is not None:
-        agent_cfg.max_iterations = opts.max_iterations
-    return task, device, env_cfg, agent_cfg
+        prepared.agent_cfg.max_iterations = opts.max_iterations
+    return prepared
 
 
 def check_launch(opts: TrainOptions) -> None:
     """Validate a multi-process run's options in the launching process, before torchrun starts the ranks."""
-    _, device, _, agent_cfg = prepare(opts)
-    if opts.learner == "rsl_rl" and device == "cpu":
-        raise UserError("--learner: rsl_rl's multi-process training needs CUDA (NCCL); on CPU use --learner redline")
+    prepared = prepare(opts)
     if opts.resume is not None:
-        resolve_checkpoint(opts.resume, opts.log_root / agent_cfg.experiment_name)
+        resolve_checkpoint(opts.resume, opts.log_root / prepared.agent_cfg.experiment_name)
 
 
 def train(opts: TrainOptions) -> Path | None:
@@ -120,7 +111,8 @@ def train(opts: TrainOptions) -> Path | None:
 
 
 def _train(opts: TrainOptions, ctx: DistContext | None) -> Path | None:
-    task, device, env_cfg, agent_cfg = prepare(opts, ctx)
+    prepared = prepare(opts, ctx)
+    task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
     main = ctx is None or ctx.rank == 0
     checkpoint = None
     if opts.resume is not None:
@@ -150,7 +142,7 @@ def _train(opts: TrainOptions, ctx: DistContext | None) -> Path | None:
         )
         dump_yaml(str(run_dir / "params" / "env.yaml"), env_cfg)
         dump_yaml(str(run_dir / "params" / "agent.yaml"), agent_cfg)
-    with isaaclab_env(task, env_cfg, device) as env:
+    with isaaclab_env(task, env_cfg) as env:
         vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
         start = time.perf_counter()
         if opts.learner == "rsl_rl":

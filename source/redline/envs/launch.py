@@ -10,20 +10,26 @@ from redline.errors import UserError
 
 
 @contextmanager
-def isaaclab_env(task: str, env_cfg: Any, device: str, visualizer: str | None = None) -> Iterator[Any]:
+def isaaclab_env(task: str, env_cfg: Any, device: str | None = None, visualizer: str | None = None) -> Iterator[Any]:
     """Launch the simulation runtime that ``env_cfg`` needs on ``device``, build the env, close it after.
 
     ``visualizer`` is one of Isaac Lab's visualizer types (``newton_gl``, ``kit``, ...) to open, or None (headless).
 
     Newton physics needs no Isaac Sim (kit-less); a PhysX preset starts Kit, as Isaac Lab's scripts do.
-    ``env_cfg.sim.device`` is set here, so Isaac Lab's launcher cannot fall back to its ``cuda:0`` default.
+    ``device`` (None: ``env_cfg.sim.device``, as :func:`redline.envs.prepare.prepare_env` sets it) is passed to the
+    launcher too, so it cannot fall back to its ``cuda:0`` default; a ``device`` that differs from the config's is
+    applied to a copy (the caller's config is never written to).
     A :class:`UserError` raised while building the env or in the block leaves it as it is (one line, no traceback
     from the launcher).
     """
     import gymnasium as gym
     from isaaclab.app import launch_simulation
 
-    env_cfg.sim.device = device
+    if device is None:
+        device = env_cfg.sim.device
+    elif env_cfg.sim.device != device:
+        env_cfg = env_cfg.copy()
+        env_cfg.sim.device = device
     user_error: UserError | None = None
     launcher_args: dict[str, Any] = {"device": device}
     if visualizer is not None:

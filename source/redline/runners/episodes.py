@@ -3,20 +3,28 @@ rsl_rl's random initial episode lengths drawn from per-env streams."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
-from redline.runs.checkpoints import env_streams
 from redline.seeding import Strategy
+from redline.seeding.state import env_streams
+
+HISTORY = 100
+"""Finished episodes in ``mean_reward`` / ``mean_episode_length`` (rsl_rl's ``rewbuffer``/``lenbuffer`` length)."""
 
 
 class EpisodeTracker:
-    """Running return/length per env; sums over the episodes that finish within one logging window.
+    """Running return/length per env and the episode statistics of both learners, kept on the device.
 
     ``step`` is called every env step and only does device arithmetic; ``read`` is the one host sync per
-    iteration. Reported means are over the episodes that finished since the previous ``read`` (rsl_rl reports
-    the last 100 finished episodes instead); a window in which none finished keeps the previous value.
+    iteration. Two statistics, with the same meaning for the redline and the rsl_rl learner:
+
+    - ``mean_reward`` / ``mean_episode_length``: over the last :data:`HISTORY` finished episodes, as rsl_rl's
+      ``Train/mean_reward`` (a ring buffer on the device; when more than :data:`HISTORY` finish in one step, those of
+      the highest env ids are kept, as rsl_rl's deque keeps the last ones it is given);
+    - ``mean_reward_window``: over the episodes that finished since the previous ``read`` (None if none did).
 
     Args:
         num_envs: envs in this process.
@@ -26,44 +34,67 @@ class EpisodeTracker:
     def __init__(self, num_envs: int, device: torch.device | str) -> None:
         self._return = torch.zeros(num_envs, device=device)  # (num_envs,) return so far of the current episode
         self._length = torch.zeros(num_envs, device=device)  # (num_envs,) steps so far of the current episode
-        self._sums = torch.zeros(3, device=device)  # [finished episodes, their return sum, their length sum]
+        self._sums = torch.zeros(2, device=device)  # [episodes finished in the window, their return sum]
+        self._history = torch.zeros(2, HISTORY + 1, device=device)  # [return; length] of the last HISTORY + a spare
+        self._written = torch.zeros((), dtype=torch.long, device=device)  # episodes written to the ring so far
         self._log_sums: dict[str, torch.Tensor] = {}  # key -> [sum, count] of the env's extras["log"] values
-        self._last: dict[str, float | None] = {"mean_reward": None, "mean_episode_length": None}
 
-    def step(self, rewards: torch.Tensor, dones: torch.Tensor, log: dict[str, torch.Tensor] | None = None) -> None:
-        """Add one step: ``rewards`` (num_envs,), ``dones`` (num_envs,) (terminated or truncated)."""
-        done = dones.to(self._return.dtype)
-        self._return += rewards
+    def step(self, rewards: torch.Tensor, dones: torch.Tensor, extras: Mapping[str, Any] | None = None) -> None:
+        """Add one step: ``rewards`` (num_envs,), ``dones`` (num_envs,) (terminated or truncated), and the env's
+        ``extras["log"]`` means (Isaac Lab's per-episode reward terms, terminations, metrics)."""
+        finished = dones.reshape(-1) > 0
+        done = finished.to(self._return.dtype)
+        self._return += torch.nan_to_num(rewards.reshape(-1).to(self._return.dtype), nan=0.0)
         self._length += 1.0
-        finished = torch.stack((done.sum(), (self._return * done).sum(), (self._length * done).sum()))
-        self._sums += finished
+        count = finished.sum()
+        self._sums += torch.stack((done.sum(), (self._return * done).sum()))
+        # ring buffer: the k-th finished env of this step goes to slot (written + k - skipped) mod HISTORY, where the
+        # first max(count - HISTORY, 0) are skipped; every other env writes the spare slot HISTORY
+        order = torch.cumsum(finished, 0) - 1
+        skipped = (count - HISTORY).clamp(min=0)
+        slot = torch.where(finished & (order >= skipped), (self._written + order - skipped) % HISTORY, HISTORY)
+        self._history.index_put_((torch.zeros_like(slot), slot), self._return)
+        self._history.index_put_((torch.ones_like(slot), slot), self._length)
+        self._written += count - skipped
         self._return *= 1.0 - done
         self._length *= 1.0 - done
-        for key, value in (log or {}).items():
+        for key, value in ((extras or {}).get("log") or {}).items():
             value = torch.as_tensor(value, dtype=torch.float32, device=self._sums.device).reshape(-1)
             acc = self._log_sums.setdefault(key, torch.zeros(2, device=self._sums.device))
             acc += torch.stack((value.sum(), torch.full((), float(value.numel()), device=acc.device)))  # no H2D copy
 
     def read(self, comm: Any = None) -> dict[str, float | None]:
-        """``mean_reward``, ``mean_episode_length`` and ``episode/<key>`` means for the window; starts a new one.
+        """``mean_reward``, ``mean_episode_length``, ``mean_reward_window`` and ``episode/<key>`` means; starts a new
+        window.
 
         Args:
-            comm: a data-parallel :class:`~redline.learning.distributed.Communicator`: the episode counts and sums
-                are summed over all ranks first (every rank must call ``read``); ``episode/<key>`` stay this rank's.
+            comm: a data-parallel :class:`~redline.learning.distributed.Communicator`: the counts and sums are summed
+                over all ranks first (every rank must call ``read``), so the means cover the last :data:`HISTORY`
+                episodes of every rank; ``episode/<key>`` stay this rank's.
         """
+        kept = self._written.clamp(max=HISTORY).to(self._sums.dtype)
+        totals = torch.cat((self._sums, kept.reshape(1), self._history[:, :HISTORY].sum(dim=1)))
         if comm is not None and comm.distributed:
-            comm.all_reduce_(self._sums)
-        values = torch.cat([self._sums, *self._log_sums.values()]).tolist()  # the one host sync
-        count, ret, length = values[:3]
-        if count > 0:
-            self._last = {"mean_reward": ret / count, "mean_episode_length": length / count}
-        out: dict[str, float | None] = dict(self._last)
+            comm.all_reduce_(totals)
+        values = torch.cat([totals, *self._log_sums.values()]).tolist()  # the one host sync
+        count, ret, kept_n, kept_ret, kept_len = values[:5]
+        out: dict[str, float | None] = {
+            "mean_reward": kept_ret / kept_n if kept_n else None,
+            "mean_episode_length": kept_len / kept_n if kept_n else None,
+            "mean_reward_window": ret / count if count else None,
+        }
         for i, key in enumerate(self._log_sums):
-            s, n = values[3 + 2 * i : 5 + 2 * i]
-            out[f"episode/{key.split('/')[-1]}"] = s / n if n else None
+            s, n = values[5 + 2 * i : 7 + 2 * i]
+            out[episode_key(key)] = s / n if n else None
         self._sums.zero_()
         self._log_sums.clear()
         return out
+
+
+def episode_key(key: str) -> str:
+    """The ``metrics.jsonl`` key of an env's ``extras["log"]`` entry: ``episode/`` + the env's own key, whole
+    (``Episode_Reward/x`` and ``Episode_Termination/x`` stay apart)."""
+    return f"episode/{key}"
 
 
 def randomize_episode_lengths(env: Any) -> None:

@@ -1,47 +1,30 @@
-"""The redline learner driven over an Isaac Lab env: timing, per-iteration metrics, atomic checkpoints.
+"""The redline runner: the redline learner over an Isaac Lab env, iteration by iteration, with atomic checkpoints.
 
-The hot loop reads nothing from the device: episode statistics and the learner's metrics stay on the device
-and are read once at the end of each iteration (one ``tolist``), together with the NaN guard's counters.
+The loop is :func:`redline.learning.rollout.collect_rollout` then :meth:`PPO.update`; it reads nothing from the device
+until the end of each iteration, where the NaN guard's counters, the episode statistics and the record are read
+(one ``tolist`` each). Logging lives in :class:`~redline.runners.logger.IterationLogger`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
+from tensordict import TensorDict
 
 from redline.errors import UserError
 from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator
+from redline.learning.rollout import PhaseTimes, collect_rollout
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
-from redline.runs.checkpoints import (
-    SEEDING_KEY,
-    env_streams,
-    gather_seeding_state,
-    restore_seeding_state,
-    save_atomic,
-)
-from redline.runs.metrics import MetricsLog
+from redline.runners.logger import CommStats, IterationLogger
+from redline.runs.checkpoints import save_atomic
 from redline.seeding import Domain, Strategy
-from redline.telemetry.gpu_monitor import GpuMonitor
+from redline.seeding.state import SEEDING_KEY, env_streams, gather_seeding_state, restore_seeding_state
 from redline.telemetry.profiler import IterationProfiler
-from redline.telemetry.verdict import iteration_flops, layer_sizes, peak_tflops, verdict
-
-LEARNER_KEYS = (
-    "surrogate_loss",
-    "value_loss",
-    "entropy",
-    "kl",
-    "lr",
-    "skipped_steps",
-    "clip_fraction",
-    "explained_variance",
-    "first_ratio_dev",
-)
-"""Learner metrics copied into each ``metrics.jsonl`` record under the same names."""
 
 
 class RedlineRunner:
@@ -79,6 +62,8 @@ class RedlineRunner:
             torch.manual_seed(seed)  # initial weights depend on the seed only, not on what the env drew before
             self.alg = PPO.from_env(env, cfg, device=device, seed=seed, comm=self.comm)
         self.iteration = -1  # the last finished iteration
+        self.tracker = EpisodeTracker(env.num_envs, env.device)
+        self._progress = (0, 0.0)  # (env steps, training seconds) so far, continued across a resume
         streams = env_streams(env)
         if streams is not None and int(streams.global_ids[0]) != self.alg.env_offset:
             raise UserError(
@@ -91,117 +76,49 @@ class RedlineRunner:
             self.alg.action_noise = lambda: streams.normal(None, shape, domain=Domain.POLICY)
 
     def learn(self, num_iterations: int, profile: bool = False, init_at_random_ep_len: bool = False) -> None:
-        """Run ``num_iterations`` iterations after :attr:`iteration`; with ``profile`` (and a run folder), write a
-        torch.profiler Chrome trace of one of them to ``<run_dir>/profile/trace.json``; with
-        ``init_at_random_ep_len`` first start every env at a random step of its episode, as rsl_rl's ``learn``
-        (:func:`~redline.runners.episodes.randomize_episode_lengths`)."""
-        env, alg = self.env, self.alg
-        if init_at_random_ep_len:
-            randomize_episode_lengths(env)
-        writer = None
-        if self.run_dir is not None:
-            from torch.utils.tensorboard import SummaryWriter
+        """Run ``num_iterations`` iterations after :attr:`iteration`.
 
-            writer = SummaryWriter(log_dir=str(self.run_dir), flush_secs=10)
-        metrics = MetricsLog(self.run_dir, num_iterations, writer=writer) if self.run_dir is not None else None
-        monitor = GpuMonitor(self.device) if metrics is not None else None  # NVML thread; no-op without a GPU
-        tracker = EpisodeTracker(env.num_envs, env.device)
-        steps_per_iteration = self.cfg.num_steps_per_env * alg.global_num_envs  # over all ranks
-        obs = env.get_observations()
-        t_start = time.perf_counter()
-        env_steps = 0
-        first = self.iteration + 1
-        flops = iteration_flops(
-            layer_sizes(alg.actor.mlp),
-            layer_sizes(alg.critic.mlp),
-            self.cfg.num_steps_per_env * env.num_envs,  # this rank's learner work
-            self.cfg.num_learning_epochs,
-        )
-        device = torch.device(self.device)
-        peak = peak_tflops(torch.cuda.get_device_name(device), alg.precision.is_bf16) if device.type == "cuda" else None
-        logging_s = 0.0
+        Args:
+            num_iterations: iterations to run.
+            profile: with a run folder, write a torch.profiler Chrome trace of one of them to
+                ``<run_dir>/profile/trace.json``.
+            init_at_random_ep_len: first start every env at a random step of its episode, as rsl_rl's ``learn``
+                (:func:`~redline.runners.episodes.randomize_episode_lengths`).
+        """
+        if init_at_random_ep_len:
+            randomize_episode_lengths(self.env)
+        first, last = self.iteration + 1, self.iteration + num_iterations
+        log = IterationLogger(self.run_dir, self.alg, self.env.num_envs, num_iterations, *self._progress)
         profiler = None
         if profile and self.run_dir is not None:
             profiler = IterationProfiler.for_run(self.run_dir, first, num_iterations, self.device)
+        obs = self.env.get_observations()
         try:
-            for it in range(first, first + num_iterations):
-                if profiler is not None:
-                    profiler.start(it)
-                # host timers around each phase; on CUDA they see launch time, and the update's read syncs
-                self.comm.take_stats()  # the last iteration's episode-stats and checkpoint collectives: logging
-                t0 = time.perf_counter()
-                env_s = 0.0
-                with torch.inference_mode():
-                    for _ in range(self.cfg.num_steps_per_env):
-                        actions = alg.act(obs)
-                        s0 = time.perf_counter()
-                        obs, rewards, dones, extras = env.step(actions.to(env.device))
-                        env_s += time.perf_counter() - s0
-                        alg.process_env_step(rewards, dones, extras)
-                        tracker.step(rewards, dones, extras.get("log"))
-                    tg = time.perf_counter()
-                    alg.compute_returns(obs)
-                t1 = time.perf_counter()
-                gae_calls, comm_gae_s = self.comm.take_stats()
-                learner = alg.update()  # reads the NaN guard's counters: the iteration's sync point
-                t2 = time.perf_counter()
-                update_calls, comm_update_s = self.comm.take_stats()
-                if profiler is not None:
-                    profiler.stop(it)  # exporting the trace counts as logging time (next record)
+            for it in range(first, last + 1):
+                log.start_iteration()
+                with profiler.trace(it) if profiler is not None else contextlib.nullcontext():
+                    obs, times, comm, learner = self._iteration(obs)
                 self.iteration = it
-                env_steps += steps_per_iteration
-                split = {
-                    "env_s": env_s,
-                    "inference_s": tg - t0 - env_s,
-                    "gae_s": t1 - tg - comm_gae_s,
-                    "update_s": t2 - t1 - comm_update_s,
-                    "allreduce_s": comm_gae_s + comm_update_s,
-                    "logging_s": logging_s,
-                }
-                gflops = flops / 1e9 / (split["inference_s"] + split["gae_s"] + split["update_s"])
-                gpu = monitor.read() if monitor is not None else {"gpu_util": None, "gpu_mem_gb": None}
-                bottleneck, action = verdict(
-                    split,
-                    device_type=device.type,
-                    precision=alg.precision.mode,
-                    gflops=gflops,
-                    peak=peak,
-                    gpu_util=gpu["gpu_util"],
-                )
-                episodes = tracker.read(self.comm)  # over all ranks' envs (a collective: every rank reads)
-                if metrics is not None:
-                    values = torch.stack([learner[k].float().reshape(()) for k in LEARNER_KEYS]).tolist()
-                    record: dict[str, Any] = {
-                        "iteration": it,
-                        "env_steps": env_steps,
-                        "wall_time_s": round(time.perf_counter() - t_start, 4),
-                        "sps": steps_per_iteration / (t2 - t0 + logging_s),
-                        **episodes,
-                        "collect_s": t1 - t0,
-                        "learn_s": t2 - t1,
-                        **split,
-                        "learner_gflops": gflops,
-                        "mfu": None if peak is None else gflops / (peak * 1e3),
-                        **gpu,
-                        "bottleneck": bottleneck,
-                        "next_action": action,
-                        "precision": alg.precision.mode,
-                        "world_size": self.comm.world_size,
-                        "collectives": gae_calls + update_calls,  # per iteration; 0 in a single process
-                    }
-                    record.update(zip(LEARNER_KEYS, values, strict=True))
-                    metrics.write(record)
-                last = it == first + num_iterations - 1
-                if it % self.save_interval == 0 or last:
+                episodes = self.tracker.read(self.comm)  # over all ranks' envs (a collective: every rank reads)
+                log.record(it, times, comm, learner, episodes)
+                self._progress = (log.env_steps, log.wall_time_s)
+                if it % self.save_interval == 0 or it == last:
                     self.save(None if self.run_dir is None else self.run_dir / f"model_{it}.pt")
-                logging_s = time.perf_counter() - t2  # metrics and checkpoint writing, charged to the next record
         finally:
-            if monitor is not None:
-                monitor.close()
-            if metrics is not None:
-                metrics.close()
-            if writer is not None:
-                writer.close()
+            log.close()
+
+    def _iteration(self, obs: TensorDict) -> tuple[TensorDict, PhaseTimes, CommStats, dict[str, torch.Tensor]]:
+        """One rollout and update through :func:`~redline.learning.rollout.train_iteration`, timed by phase (host
+        timers: on CUDA they see launch time, and the update's one read synchronises)."""
+        times = PhaseTimes()
+        self.comm.take_stats()  # the last iteration's episode-stats and checkpoint collectives count as logging
+        with times("collect"):
+            obs = collect_rollout(self.alg, self.env, obs, times, self.tracker.step)
+        gae_calls, gae_s = self.comm.take_stats()
+        with times("update"):
+            learner = self.alg.update()  # reads the NaN guard's counters: the iteration's sync point
+        update_calls, update_s = self.comm.take_stats()
+        return obs, times, CommStats(gae_calls + update_calls, gae_s, update_s), learner
 
     def save(self, path: Path | None) -> None:
         """Atomically write a checkpoint with rsl_rl's keys (Isaac Lab's stock play loads it) plus redline's.
@@ -216,6 +133,7 @@ class RedlineRunner:
             return
         state = self.alg.state_dict()
         state["iter"] = self.iteration
+        state["env_steps"], state["wall_time_s"] = self._progress
         state["infos"] = None
         state["world_size"] = self.comm.world_size
         if seeding is not None:
@@ -228,4 +146,5 @@ class RedlineRunner:
         at the iteration after the saved one."""
         self.alg.load_state_dict(checkpoint)
         self.iteration = int(checkpoint["iter"])
+        self._progress = (int(checkpoint.get("env_steps", 0)), float(checkpoint.get("wall_time_s", 0.0)))
         restore_seeding_state(checkpoint, self.env)

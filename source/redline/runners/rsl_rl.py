@@ -15,8 +15,13 @@ import torch
 from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.logger import Logger
 
-from redline.runs.checkpoints import SEEDING_KEY, gather_seeding_state, restore_seeding_state, save_atomic
+from redline.runners.episodes import episode_key
+from redline.runs.checkpoints import save_atomic
 from redline.runs.metrics import MetricsLog
+from redline.seeding.state import SEEDING_KEY, gather_seeding_state, restore_seeding_state
+
+LOSS_KEYS = {"value": "value_loss", "surrogate": "surrogate_loss", "entropy": "entropy"}
+"""rsl_rl's ``loss_dict`` names -> the record keys the redline learner writes for the same quantities."""
 
 
 def episode_extras(ep_extras: list[dict[str, Any]]) -> dict[str, float]:
@@ -25,7 +30,7 @@ def episode_extras(ep_extras: list[dict[str, Any]]) -> dict[str, float]:
     for info in ep_extras:
         for key, value in info.items():
             sums.setdefault(key, []).append(torch.as_tensor(value, dtype=torch.float).reshape(-1).cpu())
-    return {f"episode/{key.split('/')[-1]}": torch.cat(vals).mean().item() for key, vals in sums.items()}
+    return {episode_key(key): torch.cat(vals).mean().item() for key, vals in sums.items()}
 
 
 def runner_cfg_dict(agent_cfg: Any) -> dict:
@@ -92,7 +97,7 @@ class MetricsLogger(Logger):
             "lr": learning_rate,
             "action_std": action_std.mean().item(),
         }
-        record.update({f"loss/{k}": float(v) for k, v in loss_dict.items()})
+        record.update({LOSS_KEYS.get(k, f"loss/{k}"): float(v) for k, v in loss_dict.items()})
         record.update(episode_extras(self.ep_extras))
         self.ep_extras.clear()
         self._window.clear()

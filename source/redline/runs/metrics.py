@@ -1,15 +1,22 @@
 """Per-iteration metrics: one JSON object per line in ``metrics.jsonl``, TensorBoard scalars, a live display.
 
-Every learner hands :meth:`MetricsLog.write` one flat record per iteration (plain Python numbers, already
-read from the device once). Keys and units:
+Both learners hand :meth:`MetricsLog.write` one flat record per iteration (plain Python numbers, already read from
+the device once). The keys, the same for both learners where both have the quantity:
 
-- ``iteration``: learning iteration (0-based); ``env_steps``: env steps (all envs, all ranks) so far;
-- ``wall_time_s`` [s] since training started; ``sps``: env steps per second of this iteration;
+- ``iteration``: learning iteration (0-based); ``env_steps``: env steps (all envs, all ranks) so far, continued
+  across a resume; ``wall_time_s`` [s] of training so far, continued across a resume; ``sps``: env steps per second
+  of this iteration;
+- ``mean_reward`` / ``mean_episode_length``: over the last 100 finished episodes, rsl_rl's ``Train/mean_reward``
+  (None before the first); ``mean_reward_window``: over the episodes that finished in this iteration (None if none);
 - ``collect_s`` / ``learn_s`` [s]: rollout and update time of this iteration;
-- ``mean_reward`` / ``mean_episode_length``: over the last 100 finished episodes (None before the first);
-- ``gpu_util`` [%] / ``gpu_mem_gb`` [GB]: the GPU's mean NVML utilisation and memory used over the iteration
-  (redline learner; None without a GPU);
-- anything else the learner adds (losses, learning rate, ``episode/<term>`` extras).
+- ``lr``, ``action_std`` (mean policy std), ``value_loss``, ``surrogate_loss``, ``entropy``;
+- ``episode/<key>``: the mean of the env's ``extras["log"][key]`` over the iteration (Isaac Lab's
+  ``Episode_Reward/<term>``, ``Episode_Termination/<term>``, ``Metrics/...``), the env's key kept whole;
+- redline learner only: the time split ``env_s``, ``inference_s``, ``gae_s``, ``update_s``, ``allreduce_s``,
+  ``logging_s`` [s]; ``learner_gflops``, ``mfu``, ``gpu_util`` [%], ``gpu_mem_gb`` [GB], ``bottleneck``,
+  ``next_action``, ``precision``, ``world_size``, ``collectives``; ``kl``, ``skipped_steps``, ``clip_fraction``,
+  ``explained_variance``, ``first_ratio_dev``;
+- rsl_rl learner only: ``loss/<name>`` for its other losses.
 """
 
 from __future__ import annotations
@@ -29,6 +36,9 @@ TB_TAGS = {
     "collect_s": "Perf/collection_time",
     "learn_s": "Perf/learning_time",
     "lr": "Loss/learning_rate",
+    "value_loss": "Loss/value",
+    "surrogate_loss": "Loss/surrogate",
+    "entropy": "Loss/entropy",
     "action_std": "Policy/mean_std",
     "gpu_util": "Perf/gpu_util",
     "gpu_mem_gb": "Perf/gpu_mem_gb",
@@ -36,10 +46,14 @@ TB_TAGS = {
 """TensorBoard tag per record key, named as rsl_rl names them so existing dashboards keep working."""
 
 
-def _tb_tag(key: str) -> str:
+def tb_tag(key: str) -> str:
+    """The TensorBoard tag of a record key: rsl_rl's name where it has one (:data:`TB_TAGS`); an env's episode key
+    as rsl_rl writes it (``Episode_Reward/x`` as is, ``x`` as ``Episode/x``); else ``Group/name``."""
     if key in TB_TAGS:
         return TB_TAGS[key]
     group, _, name = key.partition("/")
+    if group == "episode":
+        return name if "/" in name else f"Episode/{name}"
     return f"{group.capitalize()}/{name}" if name else f"Train/{key}"
 
 
@@ -65,7 +79,6 @@ class MetricsLog:
         self._live = sys.stdout.isatty() if live is None else live
         self._progress: Any = None
         self._bar: Any = None
-        self.last: dict[str, Any] = {}
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one iteration's record (see the module docstring for keys)."""
@@ -76,9 +89,8 @@ class MetricsLog:
             it = int(record["iteration"])
             for key, value in clean.items():
                 if key != "iteration" and isinstance(value, int | float) and not isinstance(value, bool):
-                    self._writer.add_scalar(_tb_tag(key), value, it)
+                    self._writer.add_scalar(tb_tag(key), value, it)
         self._done += 1
-        self.last = clean
         self._show(clean)
 
     def _show(self, r: dict[str, Any]) -> None:

@@ -7,8 +7,9 @@ of a run pays for allocations and kernel compilation, so the second one is trace
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 TRACE = Path("profile") / "trace.json"
 """Where the trace goes, relative to the run folder."""
@@ -27,31 +28,25 @@ class IterationProfiler:
         self.path = path
         self.iteration = iteration
         self._device = device
-        self._prof: Any = None
 
     @classmethod
     def for_run(cls, run_dir: Path, first: int, num_iterations: int, device: str) -> IterationProfiler:
         """Trace the run's second iteration (its first when it has only one) into ``run_dir/profile/trace.json``."""
         return cls(run_dir / TRACE, first + 1 if num_iterations > 1 else first, device)
 
-    def start(self, iteration: int) -> None:
-        """Call at the start of every iteration; starts profiling on the chosen one."""
+    @contextlib.contextmanager
+    def trace(self, iteration: int) -> Iterator[None]:
+        """Wrap every iteration in this; profiles the chosen one and writes its trace when it ends."""
         if iteration != self.iteration:
+            yield
             return
         from torch.profiler import ProfilerActivity, profile
 
         activities = [ProfilerActivity.CPU]
         if self._device.startswith("cuda"):
             activities.append(ProfilerActivity.CUDA)
-        self._prof = profile(activities=activities, record_shapes=True)
-        self._prof.start()
-
-    def stop(self, iteration: int) -> None:
-        """Call after every iteration's update; stops profiling and writes the trace on the chosen one."""
-        if iteration != self.iteration or self._prof is None:
-            return
-        self._prof.stop()
+        with profile(activities=activities, record_shapes=True) as prof:
+            yield
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._prof.export_chrome_trace(str(self.path))
-        self._prof = None
+        prof.export_chrome_trace(str(self.path))
         print(f"[redline] profiler trace of iteration {iteration}: {self.path}", flush=True)

@@ -1,0 +1,83 @@
+"""One place that turns a command's options into a task's env and agent configs: train, play and every bench.
+
+The configs come fresh from the registry on every call (:func:`redline.envs.registry.load_cfgs`), so the caller
+owns them; nothing here writes to a config the caller passed in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from redline.device import resolve_device
+from redline.envs import registry
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvRequest:
+    """What a command asks of a task's environment."""
+
+    task: str
+    """Registered task id, e.g. ``Redline-Cartpole``."""
+    num_envs: int | None = None
+    """Parallel envs of this process; None: ``env.scene.num_envs`` when overridden, else the task's default for
+    the device (``cpu_num_envs`` on the CPU, ``scene.num_envs`` on a GPU)."""
+    device: str | None = None
+    """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
+    seed: int = 42
+    """Seed of the env (Isaac Lab's generator: ``seed + rank``), of the per-env streams and of the learner."""
+    seeding: str | None = None
+    """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
+    overrides: tuple[str, ...] = ()
+    """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>`` / ``physics=<preset>``."""
+    play: bool = False
+    """Build the task's ``-Play`` twin when one is registered."""
+    rank: int = 0
+    """This process's rank in a data-parallel run: its envs' global ids start at ``rank * num_envs``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedEnv:
+    """A task's configs with a request applied, ready for :func:`redline.envs.launch.isaaclab_env`."""
+
+    task: str
+    """The task id the env is built from (the ``-Play`` twin for a play request)."""
+    device: str
+    """The resolved device."""
+    env_cfg: Any
+    """The env config (this object's own copy)."""
+    agent_cfg: Any
+    """The rsl_rl runner config both learners read (this object's own copy)."""
+
+
+def prepare_env(request: EnvRequest, default_num_envs: int | None = None) -> PreparedEnv:
+    """Resolve and validate ``request`` and return the configs with it applied.
+
+    Args:
+        request: the command's options.
+        default_num_envs: the env count when neither ``num_envs`` nor an ``env.scene.num_envs`` override is given
+            (None: the task's default for the device), e.g. the number of envs a video shows.
+
+    Sets ``scene.num_envs``, ``sim.device`` and ``seed`` of the env config, its seeding strategy, seed and env-id
+    offset, and the agent config's ``device`` (both of Isaac Lab's CPU traps) and ``seed``.
+    """
+    task = registry.resolve_task_id(request.task)
+    env_task = registry.play_twin(task) if request.play else task
+    device = resolve_device(request.device)
+    env_cfg, agent_cfg = registry.load_cfgs(env_task, "rsl_rl_cfg_entry_point", list(request.overrides))
+    overridden = any(token.partition("=")[0] == "env.scene.num_envs" for token in request.overrides)
+    task_default = getattr(env_cfg, "cpu_num_envs", None) if device == "cpu" else None
+    if request.num_envs is not None:
+        env_cfg.scene.num_envs = request.num_envs
+    elif not overridden:
+        env_cfg.scene.num_envs = default_num_envs or task_default or env_cfg.scene.num_envs
+    env_cfg.sim.device = device
+    env_cfg.seed = request.seed + request.rank  # Isaac Lab's own generator: distinct per global rank
+    registry.apply_seeding(env_cfg, request.seeding)
+    seeding = getattr(env_cfg, "seeding", None)
+    if seeding is not None:
+        seeding.seed = request.seed if seeding.seed is None else seeding.seed
+        seeding.env_id_offset = request.rank * env_cfg.scene.num_envs
+    agent_cfg.device = device
+    agent_cfg.seed = request.seed
+    return PreparedEnv(env_task, device, env_cfg, agent_cfg)

@@ -1,0 +1,183 @@
+"""The redline runner's per-iteration record: time split, learner FLOPs and verdict, GPU use, episodes, losses.
+
+:class:`IterationLogger` owns everything a run writes besides checkpoints (``metrics.jsonl`` through
+:class:`~redline.runs.metrics.MetricsLog`, TensorBoard, the NVML sampler), so the runner's ``learn`` stays a
+readable loop, as rsl_rl hands its logging to ``rsl_rl.utils.logger.Logger``. Keys are listed in
+:mod:`redline.runs.metrics`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from redline.learning import PPO
+from redline.learning.rollout import PhaseTimes
+from redline.runs.metrics import MetricsLog
+from redline.telemetry.gpu_monitor import GpuMonitor
+from redline.telemetry.verdict import iteration_flops, layer_sizes, peak_tflops, verdict
+
+
+@dataclasses.dataclass(frozen=True)
+class CommStats:
+    """An iteration's data-parallel collectives (all zero in a single process)."""
+
+    calls: int = 0
+    """Collectives issued during the rollout's returns and the update."""
+    gae_s: float = 0.0
+    """Seconds inside collectives during the returns (global normaliser statistics) [s]."""
+    update_s: float = 0.0
+    """Seconds inside collectives during the update (gradient all-reduce) [s]."""
+
+
+LEARNER_KEYS = (
+    "surrogate_loss",
+    "value_loss",
+    "entropy",
+    "kl",
+    "lr",
+    "skipped_steps",
+    "clip_fraction",
+    "explained_variance",
+    "first_ratio_dev",
+)
+"""Learner metrics (0-dim device tensors from :meth:`PPO.update`) copied into each record under the same names."""
+
+
+class IterationLogger:
+    """Builds one record per iteration and writes it; a no-op writer on ranks that write no files.
+
+    Args:
+        run_dir: the run folder (None: nothing is written, e.g. ranks other than 0, or the benches).
+        alg: the learner (its networks size the FLOP model, its precision names the peak).
+        num_envs: this rank's envs.
+        num_iterations: iterations this ``learn`` call runs (progress and ETA).
+        env_steps: env steps (all ranks) done before this call, e.g. by the run a resume continues.
+        wall_time_s: training seconds before this call [s].
+    """
+
+    def __init__(
+        self,
+        run_dir: Path | None,
+        alg: PPO,
+        num_envs: int,
+        num_iterations: int,
+        env_steps: int = 0,
+        wall_time_s: float = 0.0,
+    ) -> None:
+        self.alg = alg
+        self.env_steps = env_steps
+        """Env steps (all envs, all ranks) so far."""
+        self._steps_per_iteration = alg.cfg.num_steps_per_env * alg.global_num_envs
+        self._wall_offset = wall_time_s
+        self._t_start = time.perf_counter()
+        self._logging_s = 0.0
+        self._t_logged: float | None = None
+        self._flops = iteration_flops(
+            layer_sizes(alg.actor.mlp),
+            layer_sizes(alg.critic.mlp),
+            alg.cfg.num_steps_per_env * num_envs,  # this rank's learner work
+            alg.cfg.num_learning_epochs,
+        )
+        device = torch.device(alg.device)
+        self._device_type = device.type
+        self._peak = (
+            peak_tflops(torch.cuda.get_device_name(device), alg.precision.is_bf16) if device.type == "cuda" else None
+        )
+        self._writer: Any = None
+        self._metrics: MetricsLog | None = None
+        self._monitor: GpuMonitor | None = None
+        if run_dir is not None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(log_dir=str(run_dir), flush_secs=10)
+            self._metrics = MetricsLog(run_dir, num_iterations, writer=self._writer)
+            self._monitor = GpuMonitor(str(device))  # NVML thread; a no-op without a GPU
+
+    def start_iteration(self) -> None:
+        """Mark the end of the previous iteration's logging and saving (its time is charged to the next record)."""
+        if self._t_logged is not None:
+            self._logging_s = time.perf_counter() - self._t_logged
+
+    def record(
+        self,
+        iteration: int,
+        times: PhaseTimes,
+        comm: CommStats,
+        learner: dict[str, torch.Tensor],
+        episodes: dict[str, Any],
+    ) -> None:
+        """Write iteration ``iteration``'s record.
+
+        Args:
+            iteration: the iteration just finished.
+            times: its phases (``collect`` around the rollout, ``env``, ``gae``, ``update``).
+            comm: the collectives inside the rollout's returns and inside the update.
+            learner: :meth:`PPO.update`'s metrics.
+            episodes: :meth:`~redline.runners.episodes.EpisodeTracker.read`'s means.
+        """
+        self.env_steps += self._steps_per_iteration
+        self._t_logged = time.perf_counter()
+        if self._metrics is None:
+            return
+        comm_gae_s, comm_update_s = comm.gae_s, comm.update_s
+        split = {
+            "env_s": times["env"],
+            "inference_s": times["collect"] - times["env"] - times["gae"],
+            "gae_s": times["gae"] - comm_gae_s,
+            "update_s": times["update"] - comm_update_s,
+            "allreduce_s": comm_gae_s + comm_update_s,
+            "logging_s": self._logging_s,
+        }
+        gflops = self._flops / 1e9 / max(split["inference_s"] + split["gae_s"] + split["update_s"], 1e-12)
+        gpu = self._monitor.read() if self._monitor is not None else {"gpu_util": None, "gpu_mem_gb": None}
+        bottleneck, action = verdict(
+            split,
+            device_type=self._device_type,
+            precision=self.alg.precision.mode,
+            gflops=gflops,
+            peak=self._peak,
+            gpu_util=gpu["gpu_util"],
+        )
+        values = torch.stack([learner[k].float().reshape(()) for k in LEARNER_KEYS] + [self.alg.action_std().mean()])
+        *learner_values, action_std = values.tolist()
+        iteration_s = times["collect"] + times["update"] + self._logging_s
+        record: dict[str, Any] = {
+            "iteration": iteration,
+            "env_steps": self.env_steps,
+            "wall_time_s": round(self.wall_time_s, 4),
+            "sps": self._steps_per_iteration / iteration_s,
+            **episodes,
+            "collect_s": times["collect"],
+            "learn_s": times["update"],
+            **split,
+            "learner_gflops": gflops,
+            "mfu": None if self._peak is None else gflops / (self._peak * 1e3),
+            **gpu,
+            "bottleneck": bottleneck,
+            "next_action": action,
+            "precision": self.alg.precision.mode,
+            "world_size": self.alg.comm.world_size,
+            "collectives": comm.calls,  # per iteration; 0 in a single process
+            "action_std": action_std,
+        }
+        record.update(zip(LEARNER_KEYS, learner_values, strict=True))
+        self._metrics.write(record)
+
+    @property
+    def wall_time_s(self) -> float:
+        """Training seconds so far, including those before a resume [s]."""
+        return self._wall_offset + time.perf_counter() - self._t_start
+
+    def close(self) -> None:
+        """Stop the sampler, close ``metrics.jsonl`` and TensorBoard."""
+        if self._monitor is not None:
+            self._monitor.close()
+        if self._metrics is not None:
+            self._metrics.close()
+        if self._writer is not None:
+            self._writer.close()
