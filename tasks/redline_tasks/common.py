@@ -51,13 +51,13 @@ def use_play_defaults(cfg: Any) -> None:
 
 
 class RedlineEnvMixin:
-    """Mixin for redline's ``DirectRLEnv`` subclasses (list it first): builds the local assets before the scene
-    is spawned and the per-env streams (``self.streams``) after it exists."""
+    """Mixin for every redline env class, direct or manager-based (list it first): builds the local assets and
+    the per-env streams (``self.streams``) before Isaac Lab's ``__init__`` spawns the scene and builds the managers,
+    so startup events draw from the streams too. The streams live on the env, never in its config."""
 
     streams: EnvStreams
 
     def __init__(self, cfg: Any, render_mode: str | None = None, **kwargs: Any) -> None:
         ensure_asset_root()
+        self.streams = make_streams(cfg.seeding, cfg.seed, cfg.scene.num_envs, cfg.sim.device)
         super().__init__(cfg, render_mode, **kwargs)  # type: ignore[call-arg]
-        env: Any = self
-        self.streams = make_streams(cfg.seeding, cfg.seed, env.num_envs, env.device)

@@ -15,7 +15,7 @@ def register_task(task_id: str, env_entry_point: str, env_cfg_module: str, env_c
         env_cfg_class: the training env config class name.
         agent_cfg: ``module:RunnerCfg`` of the PPO hyper-parameters, used by rsl_rl and by redline's learner.
     """
-    agents = {"rsl_rl_cfg_entry_point": agent_cfg, "redline_cfg_entry_point": agent_cfg, "default_agent": "rsl_rl"}
+    agents = {"rsl_rl_cfg_entry_point": agent_cfg, "default_agent": "rsl_rl"}  # redline's learner reads it too
     for suffix, cfg_class in (("", env_cfg_class), ("-Play", f"{env_cfg_class}_PLAY")):
         gym.register(
             id=f"{task_id}{suffix}",

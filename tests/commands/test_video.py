@@ -46,9 +46,9 @@ def test_viz_kit_needs_isaac_sim(capsys: pytest.CaptureFixture) -> None:
 def _cartpole_checkpoint(run_dir: Path) -> Path:
     """An untrained redline checkpoint with Cartpole's shapes (4 observations, 1 action), no simulator needed."""
     from redline.envs import registry
+    from redline.envs.prepare import runner_cfg_dict
     from redline.learning import PPO, PPOConfig
     from redline.learning.testing import DummyVecEnv
-    from redline.runners.rsl_rl import runner_cfg_dict
 
     _, agent_cfg = registry.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", [])
     cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision="fp32")

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from redline.envs import registry
+from redline.seeding import EnvStreams
 
 pytestmark = pytest.mark.sim
 
@@ -23,6 +24,8 @@ def test_builds_offline_and_steps_random_actions(task: str, no_network: list) ->
     env_cfg.scene.num_envs = num_envs
     env_cfg.seed = 0
     with isaaclab_env(task, env_cfg, "cpu") as env:
+        assert isinstance(env.unwrapped.streams, EnvStreams)
+        assert _live_objects(env.unwrapped.cfg) == []  # the streams reach the terms through the env, not the config
         num_actions = env.unwrapped.single_action_space.shape[0]
         obs, _ = env.reset()
         rewards = []
@@ -40,3 +43,20 @@ def test_builds_offline_and_steps_random_actions(task: str, no_network: list) ->
     assert torch.isfinite(torch.stack(rewards)).all()
     assert torch.stack(rewards).std() > 0  # the physics moved and the rewards respond to it
     assert no_network == []  # nothing even tried to reach the asset server
+
+
+def _live_objects(node: object, path: str = "cfg", depth: int = 0) -> list[str]:
+    """Paths of every per-env stream (or object holding one) inside a config tree."""
+    if isinstance(node, EnvStreams) or (hasattr(node, "streams") and isinstance(node.streams, EnvStreams)):
+        return [path]
+    if depth > 12:
+        return []
+    if isinstance(node, dict):
+        children = node.items()
+    elif isinstance(node, list | tuple):
+        children = enumerate(node)
+    elif hasattr(node, "__dataclass_fields__"):
+        children = ((name, getattr(node, name, None)) for name in node.__dataclass_fields__)
+    else:
+        return []
+    return [p for key, child in children for p in _live_objects(child, f"{path}.{key}", depth + 1)]

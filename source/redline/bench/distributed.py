@@ -15,12 +15,12 @@ import datetime
 import os
 import socket
 import statistics
-import time
 from typing import Any
 
 import torch
 
 from redline.bench.learner import SHAPES, rsl_rl_cfg
+from redline.bench.timing import device_sync, timed
 from redline.options import positive_int
 
 
@@ -92,14 +92,13 @@ def _worker(rank: int, world: int, port: int, opts: DistBenchOptions, threads: i
     obs, _ = train_iteration(alg, env, obs)  # warm-up
     alg.comm.take_stats()
     times, comm_s, calls = [], [], []
+    state = {"obs": obs}
+
+    def iteration() -> None:
+        state["obs"], _ = train_iteration(alg, env, state["obs"])
+
     for _ in range(opts.iterations):
-        if cuda:
-            torch.cuda.synchronize(device)
-        t0 = time.perf_counter()
-        obs, _ = train_iteration(alg, env, obs)
-        if cuda:
-            torch.cuda.synchronize(device)
-        times.append(time.perf_counter() - t0)
+        times.append(timed(iteration, device_sync(device)))
         c, s = alg.comm.take_stats()
         calls.append(c)
         comm_s.append(s)

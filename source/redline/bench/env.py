@@ -22,6 +22,7 @@ import statistics
 from typing import Any
 
 from redline.bench.timing import device_sync, timed
+from redline.envs.prepare import EnvRequest, prepare_env
 from redline.errors import UserError
 from redline.learning.precision import PRECISIONS
 from redline.options import positive_int
@@ -31,18 +32,12 @@ from redline.options import positive_int
 class EnvBenchOptions:
     """What ``redline bench env`` was asked to do."""
 
-    task: str
-    """Registered task id, e.g. ``Redline-Cartpole``."""
-    num_envs: int | None = None
-    """Parallel envs; None: the task's default for the device (``cpu_num_envs`` on the CPU)."""
+    env: EnvRequest
+    """The task and its env count, device and seed, as ``redline train`` would build it."""
     steps: int | None = None
     """Timed env steps per env and mode, rounded up to whole training iterations; None: 4 iterations' worth."""
-    device: str | None = None
-    """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
     precision: str = "auto"
     """The learner's precision: ``auto``, ``bf16`` or ``fp32``."""
-    seed: int = 42
-    """Seed of the env and the learner."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,21 +73,19 @@ class EnvBenchResult:
 
 
 def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
-    """Build ``opts.task`` as ``redline train`` does and measure the three throughputs."""
-    from redline.envs.prepare import EnvRequest, prepare_env
-
+    """Build ``opts.env`` as ``redline train`` does and measure the three throughputs."""
     if opts.steps is not None and opts.steps <= 0:
         raise UserError(f"--steps: must be a positive integer, got {opts.steps}")
-    prepared = prepare_env(EnvRequest(task=opts.task, num_envs=opts.num_envs, device=opts.device, seed=opts.seed))
+    prepared = prepare_env(opts.env)
     task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
 
     import torch
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
     from redline.envs.launch import isaaclab_env
+    from redline.envs.prepare import runner_cfg_dict
     from redline.learning import PPOConfig
     from redline.runners.redline import RedlineRunner
-    from redline.runners.rsl_rl import runner_cfg_dict
 
     cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision)
     per_iteration = cfg.num_steps_per_env
@@ -102,7 +95,7 @@ def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
     with isaaclab_env(task, env_cfg) as env:
         vec_env: Any = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
         n, num_actions = vec_env.num_envs, vec_env.num_actions
-        runner = RedlineRunner(vec_env, cfg, None, device, opts.seed)
+        runner = RedlineRunner(vec_env, cfg, None, device, opts.env.seed)
 
         def random_step() -> None:
             vec_env.step(2 * torch.rand(n, num_actions, device=device) - 1)
@@ -158,4 +151,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> EnvBenchResult:
     """``redline bench env``."""
-    return bench_env(EnvBenchOptions(args.task, args.num_envs, args.steps, args.device, args.precision))
+    return bench_env(EnvBenchOptions(EnvRequest(args.task, args.num_envs, args.device), args.steps, args.precision))

@@ -108,7 +108,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
 
     from redline.commands.export import export_policy
     from redline.envs.launch import isaaclab_env
-    from redline.runners.rsl_rl import runner_cfg_dict
+    from redline.envs.prepare import runner_cfg_dict
 
     print(f"[redline] playing {env_task} with {ckpt_path} ({env_cfg.scene.num_envs} envs on {device})", flush=True)
     export_dir = ckpt_path.parent / "exported"

@@ -40,8 +40,9 @@ class TrainOptions:
     """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
     learner: str = "redline"
     """One of :data:`LEARNERS`."""
-    precision: str = "auto"
-    """redline learner: ``auto`` (bf16 on CUDA GPUs that support it, else fp32), ``bf16`` or ``fp32``."""
+    precision: str | None = None
+    """redline learner: ``auto`` (bf16 on CUDA GPUs that support it, else fp32), ``bf16`` or ``fp32``; None: the
+    agent config's ``algorithm.use_mixed_precision`` (True: bf16, False: auto)."""
     resume: str | None = None
     """``latest`` / a run folder / a checkpoint to continue from, at its iteration + 1 (None: start fresh)."""
     run_name: str | None = None
@@ -78,7 +79,7 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
         raise UserError(f"--learner: unknown learner '{opts.learner}' (valid: {', '.join(LEARNERS)})")
     if opts.profile and opts.learner != "redline":
         raise UserError(f"--profile: only with --learner redline (got --learner {opts.learner})")
-    if opts.precision not in PRECISIONS:
+    if opts.precision is not None and opts.precision not in PRECISIONS:
         raise UserError(f"--precision: unknown precision '{opts.precision}' (valid: {', '.join(PRECISIONS)})")
     device = ctx.device if ctx is not None else opts.device
     request = EnvRequest(
@@ -128,10 +129,11 @@ def _train(opts: TrainOptions, ctx: DistContext | None) -> Path | None:
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
     from redline.envs.launch import isaaclab_env
+    from redline.envs.prepare import runner_cfg_dict
     from redline.learning import PPOConfig
     from redline.learning.distributed import Communicator
     from redline.runners.redline import RedlineRunner
-    from redline.runners.rsl_rl import RslRlRunner, runner_cfg_dict
+    from redline.runners.rsl_rl import RslRlRunner
 
     if run_dir is not None:
         ranks = "" if ctx is None else f" x {ctx.world_size} ranks ({ctx.backend})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,7 +29,7 @@ def isaaclab_env(task: str, env_cfg: Any, device: str | None = None, visualizer:
     if device is None:
         device = env_cfg.sim.device
     elif env_cfg.sim.device != device:
-        env_cfg = env_cfg.copy()
+        env_cfg = copy.deepcopy(env_cfg)  # not cfg.copy(): that re-runs __post_init__ (a -Play twin resets its envs)
         env_cfg.sim.device = device
     user_error: UserError | None = None
     launcher_args: dict[str, Any] = {"device": device}

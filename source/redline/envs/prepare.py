@@ -81,3 +81,13 @@ def prepare_env(request: EnvRequest, default_num_envs: int | None = None) -> Pre
     agent_cfg.device = device
     agent_cfg.seed = request.seed
     return PreparedEnv(env_task, device, env_cfg, agent_cfg)
+
+
+def runner_cfg_dict(agent_cfg: Any) -> dict:
+    """The ``train_cfg`` dict rsl_rl's runners take, with Isaac Lab's version shims applied to a copy."""
+    import importlib.metadata
+
+    from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
+
+    cfg = agent_cfg.copy()
+    return handle_deprecated_rsl_rl_cfg(cfg, importlib.metadata.version("rsl-rl-lib")).to_dict()

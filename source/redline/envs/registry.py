@@ -7,8 +7,8 @@ from typing import Any
 
 from redline.errors import UserError
 
-TASK_PREFIX = "Redline-"
 PLAY_SUFFIX = "-Play"
+"""Suffix of a task's play twin (fewer envs, ``eval`` seeding)."""
 
 
 def _registry() -> dict[str, Any]:
@@ -21,6 +21,8 @@ def _registry() -> dict[str, Any]:
 
 def redline_task_ids() -> list[str]:
     """Every registered ``Redline-*`` task id, sorted."""
+    from redline_tasks import TASK_PREFIX
+
     return sorted(task for task in _registry() if task.startswith(TASK_PREFIX))
 
 
@@ -46,12 +48,6 @@ def play_twin(task: str) -> str:
     if task.endswith(PLAY_SUFFIX):
         return task
     return task + PLAY_SUFFIX if task + PLAY_SUFFIX in _registry() else task
-
-
-def train_twin(task: str) -> str:
-    """The training task a ``-Play`` id belongs to (its runs share one experiment folder)."""
-    base = task.removesuffix(PLAY_SUFFIX)
-    return base if base in _registry() else task
 
 
 PRESET_KEYS = ("physics", "presets", "renderer")

@@ -33,16 +33,6 @@ def episode_extras(ep_extras: list[dict[str, Any]]) -> dict[str, float]:
     return {episode_key(key): torch.cat(vals).mean().item() for key, vals in sums.items()}
 
 
-def runner_cfg_dict(agent_cfg: Any) -> dict:
-    """The ``train_cfg`` dict rsl_rl's runners take, with Isaac Lab's version shims applied to a copy."""
-    import importlib.metadata
-
-    from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
-
-    cfg = agent_cfg.copy()
-    return handle_deprecated_rsl_rl_cfg(cfg, importlib.metadata.version("rsl-rl-lib")).to_dict()
-
-
 class MetricsLogger(Logger):
     """rsl_rl's logger with its console report replaced by one :class:`MetricsLog` record per iteration."""
 

@@ -30,7 +30,7 @@ from redline.assets.scene import LocalPlaneTerrainImporter
 
 from ..common import SeedingCfg
 from . import mdp
-from .mdp import StreamUniformNoiseCfg as Unoise
+from .mdp import noisy_term
 
 ##
 # Scene
@@ -102,12 +102,12 @@ class ObservationsCfg:
     class PolicyCfg(ObsGroup):
         """Observations of the policy (and the critic)."""
 
-        base_lin_vel = ObsTerm(func=mdp.base_lin_vel, noise=Unoise(n_min=-0.1, n_max=0.1))  # [m/s]
-        base_ang_vel = ObsTerm(func=mdp.base_ang_vel, noise=Unoise(n_min=-0.2, n_max=0.2))  # [rad/s]
-        projected_gravity = ObsTerm(func=mdp.projected_gravity, noise=Unoise(n_min=-0.05, n_max=0.05))
+        base_lin_vel = ObsTerm(**noisy_term(mdp.base_lin_vel, -0.1, 0.1))  # [m/s]
+        base_ang_vel = ObsTerm(**noisy_term(mdp.base_ang_vel, -0.2, 0.2))  # [rad/s]
+        projected_gravity = ObsTerm(**noisy_term(mdp.projected_gravity, -0.05, 0.05))
         velocity_commands = ObsTerm(func=mdp.generated_commands, params={"command_name": "base_velocity"})
-        joint_pos = ObsTerm(func=mdp.joint_pos_rel, noise=Unoise(n_min=-0.01, n_max=0.01))  # [rad]
-        joint_vel = ObsTerm(func=mdp.joint_vel_rel, noise=Unoise(n_min=-1.5, n_max=1.5))  # [rad/s]
+        joint_pos = ObsTerm(**noisy_term(mdp.joint_pos_rel, -0.01, 0.01))  # [rad]
+        joint_vel = ObsTerm(**noisy_term(mdp.joint_vel_rel, -1.5, 1.5))  # [rad/s]
         actions = ObsTerm(func=mdp.last_action)
 
         def __post_init__(self):

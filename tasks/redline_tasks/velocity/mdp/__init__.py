@@ -34,4 +34,4 @@ from .events import (  # noqa: F401
     reset_joints_by_scale,
     reset_root_state_uniform,
 )
-from .noise import StreamUniformNoiseCfg, bind_noise_streams  # noqa: F401
+from .noise import noisy, noisy_term  # noqa: F401

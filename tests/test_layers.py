@@ -1,0 +1,81 @@
+"""The packages are layers: the data path (seeding -> learning -> runners, with runs and telemetry beside them) imports
+no simulator code, so it runs under plain pytest on any machine, and no layer imports one above it.
+
+Checked statically (a subprocess import costs ~15 s of torch/tensordict start-up here): every import in a package,
+at the top of a file or inside a function, names the standard library, an allowed third-party package, or an
+allowed redline package.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+import redline
+
+SOURCE = Path(redline.__file__).parent
+
+LAYERS = {
+    # package: (third-party packages it may import, redline packages it may import)
+    "seeding": ({"torch"}, {"errors", "seeding"}),
+    "learning": ({"torch", "tensordict", "rsl_rl"}, {"errors", "seeding", "learning"}),
+    "runs": ({"torch", "rich"}, {"errors", "runs"}),
+    "telemetry": ({"torch", "pynvml"}, {"errors", "telemetry"}),
+    "runners": (
+        {"torch", "tensordict", "rsl_rl"},
+        {"errors", "seeding", "learning", "runs", "telemetry", "runners"},
+    ),
+}
+"""The simulator-free layers. ``envs`` and ``commands`` (Isaac Lab), ``bench`` and ``physics`` may import anything."""
+
+SIMULATOR = {
+    "isaaclab",
+    "isaaclab_rl",
+    "isaaclab_tasks",
+    "isaaclab_newton",
+    "isaacsim",
+    "omni",
+    "warp",
+    "newton",
+    "pxr",
+}
+"""Packages that belong to the simulator."""
+
+
+def _imports(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+    return names
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_layer_imports_only_what_it_may(layer: str) -> None:
+    third_party, internal = LAYERS[layer]
+    files = sorted((SOURCE / layer).glob("*.py"))
+    assert files, layer
+    offending = []
+    for path in files:
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "redline":
+                ok = len(parts) > 1 and parts[1] in internal
+            else:
+                ok = parts[0] in third_party or parts[0] in sys.stdlib_module_names or parts[0] == "__future__"
+            if not ok:
+                offending.append(f"{path.relative_to(SOURCE)}: {name}")
+    assert offending == []
+
+
+def test_rsl_rl_modules_used_are_simulator_free() -> None:
+    """rsl_rl itself must stay pure torch: its installed sources import no simulator package."""
+    import rsl_rl
+
+    for path in Path(rsl_rl.__file__).parent.rglob("*.py"):
+        assert not {n.split(".")[0] for n in _imports(path)} & SIMULATOR, path
