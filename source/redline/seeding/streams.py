@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import torch
 
 from redline.errors import UserError
-from redline.seeding.philox import MASK32, philox4x32, to_unit_float
+from redline.seeding.philox import MASK32, fused_philox4x32, philox4x32, to_unit_float
 
 
 class Strategy(enum.StrEnum):
@@ -74,6 +74,9 @@ class EnvStreams:
         num_envs: envs in this process.
         device: where draws are made and returned.
         env_id_offset: global id of this process's env 0 (sum of the env counts of lower ranks).
+        fused: draw with the fused Philox kernel (:func:`~redline.seeding.philox.fused_philox4x32`, the same numbers
+            in one kernel); None: fused on CUDA, op by op elsewhere.
+        fused_backend: the ``torch.compile`` backend of the fused draw.
     """
 
     def __init__(
@@ -83,6 +86,8 @@ class EnvStreams:
         num_envs: int,
         device: torch.device | str,
         env_id_offset: int = 0,
+        fused: bool | None = None,
+        fused_backend: str = "inductor",
     ) -> None:
         self.strategy = parse_strategy(str(strategy))
         self.seed = check_seed(seed)
@@ -96,6 +101,10 @@ class EnvStreams:
         self._blocks_used_policy = torch.zeros_like(self.blocks_used)
         tag = _KEY_TAG.get(self.strategy, 0)
         self._key = (self.seed & MASK32, ((self.seed >> 32) ^ tag) & MASK32)
+        self.fused = self.device.type == "cuda" if fused is None else fused
+        """Draws go through the fused Philox kernel."""
+        self._fused_draw = fused_philox4x32(fused_backend) if self.fused else None
+        self._key_tensor = torch.tensor(self._key, dtype=torch.long, device=self.device)  # the fused draw's key
 
     @property
     def num_envs(self) -> int:
@@ -133,7 +142,11 @@ class EnvStreams:
             dim=-1,
         )  # (n, n_blocks, 4): (global env id, episode, domain, block)
         used[ids] += n_blocks
-        return philox4x32(counter, self._key).reshape(len(ids), -1)[:, :count]
+        if self._fused_draw is not None:
+            words = self._fused_draw(counter, self._key_tensor)
+        else:
+            words = philox4x32(counter, self._key)
+        return words.reshape(len(ids), -1)[:, :count]
 
     def uniform(
         self,
