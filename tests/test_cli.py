@@ -18,7 +18,7 @@ from redline.cli import main
         (["train", "--task", "Nope"], "unknown task 'Nope'"),
         (["train", "--task", "Redline-Cartpole", "--num_envs", "0"], "--num_envs: must be a positive integer"),
         (["train", "--task", "Redline-Cartpole", "--num_envs", "12.5"], "--num_envs: must be a positive integer"),
-        (["train", "--task", "Redline-Cartpole", "--seed", "-1"], "--seed: must be a non-negative integer"),
+        (["train", "--task", "Redline-Cartpole", "--seed", "-1"], "--seed: must be an integer in [0, 4294967295]"),
         (["train", "--task", "Redline-Cartpole", "--device", "tpu"], "valid: cpu, cuda, cuda:N"),
         (
             ["train", "--task", "Redline-Cartpole", "--learner", "sb3"],

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 from redline import __version__
 from redline.errors import UserError
 from redline.host import tune_allocator
-from redline.options import positive_float, positive_int, seed, strategy
+from redline.options import positive_float, positive_int, run_name, seed, strategy
 
 BENCHES = {
     "learner": ("redline.bench.learner", "redline vs rsl_rl PPO on a synthetic env, timed in alternation"),
@@ -88,7 +88,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     train.add_argument("--learner", default="redline", help="redline (default) | rsl_rl (rsl_rl 5.5.1, the anchor)")
     train.add_argument("--precision", default="auto", help="auto (bf16 on capable CUDA GPUs, else fp32) | bf16 | fp32")
     train.add_argument("--resume", help="latest | RUN_DIR | PATH: continue from a checkpoint at its iteration + 1")
-    train.add_argument("--run_name", help="suffix of the run folder name")
+    train.add_argument("--run_name", type=run_name, help="suffix of the run folder name (one folder-name component)")
     train.add_argument("--profile", action="store_true", help="Chrome trace of one iteration (profile/trace.json)")
     # data-parallel training: torchrun ranks, gloo on the CPU, NCCL on CUDA GPUs
     train.add_argument("--nproc", type=positive_int, help="start N local processes under torchrun")
@@ -237,6 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        from redline.runners.stop import Stopped
+
+        if not isinstance(exc, Stopped):
+            raise
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return exc.exit_status
 
 
 if __name__ == "__main__":

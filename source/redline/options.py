@@ -29,14 +29,26 @@ positive_float = _positive(float, "number")
 
 
 def seed(text: str) -> int:
-    """A non-negative integer seed."""
+    """An integer seed in [0, 2^32 - 1] (numpy's range, which Isaac Lab's ``configure_seed`` uses)."""
+    from redline.envs.checks import MAX_SEED
+
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got '{text}'") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got '{text}'")
+        value = -1
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, {MAX_SEED}], got '{text}'")
     return value
+
+
+def run_name(text: str) -> str:
+    """A run folder suffix: one path component (no separators, not ``.``/``..``), printable, at most 100 characters."""
+    separators = any(c in text for c in "/\\\0")
+    if not text or len(text) > 100 or text in (".", "..") or separators or not text.isprintable():
+        raise argparse.ArgumentTypeError(
+            f"must be one folder-name component (no '/', not '..', printable, <= 100 characters), got {text!r}"
+        )
+    return text
 
 
 def strategy(text: str) -> str:

@@ -62,12 +62,15 @@ def test_train_then_play_and_export(tmp_path: Path, no_network: list) -> None:
     assert main(["train", *argv, "--max_iterations", "2", "--resume", "latest", "agent.save_interval=100"]) == 0
     resumed = next(r for r in (log_root / "redline_cartpole").iterdir() if r != run)
     assert [r["iteration"] for r in _records(resumed)] == [3, 4]  # continues at k + 1
+    assert _records(resumed)[0]["env_steps"] == 4 * _records(run)[0]["env_steps"]  # the step count continues too
+    assert f"resumed_from: {run / 'model_2.pt'}" in (resumed / "params" / "resume.yaml").read_text()
     assert sorted(p.name for p in resumed.glob("model_*.pt")) == ["model_4.pt"]  # the last; 3 % 100 != 0
     seeding = torch.load(resumed / "model_4.pt", weights_only=True)["seeding_state_dict"]
     assert seeding["episode"].min() >= 0  # the streams' counters travel with the checkpoint
 
     assert main(["play", *argv, "--checkpoint", str(run), "--steps", "60"]) == 0
-    exported = run / "exported"
+    exported = run / "exported" / "model_2"  # one export folder per checkpoint
+    assert sorted(p.name for p in exported.parent.iterdir()) == ["model_2"]  # no staging folder left behind
     assert (exported / "policy.pt").is_file() and (exported / "policy.onnx").is_file()
     import onnxruntime as ort
 

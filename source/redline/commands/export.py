@@ -7,6 +7,9 @@ a ``(batch, obs_dim)`` input.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +19,30 @@ import torch
 def export_policy(actor: Any, out_dir: Path) -> tuple[Path, Path]:
     """Write ``out_dir/policy.pt`` and ``out_dir/policy.onnx`` for an rsl_rl ``MLPModel`` actor (on any device).
 
+    Both files are written into a temporary sibling folder that then replaces ``out_dir`` in one rename, so a reader
+    never sees one file of a new export beside one of an old one, and a kill leaves the old export whole.
+
     Returns:
         The two paths.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    jit_path, onnx_path = out_dir / "policy.pt", out_dir / "policy.onnx"
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        _write(actor, staging / "policy.pt", staging / "policy.onnx")
+        if out_dir.exists():
+            old = out_dir.with_name(f".{out_dir.name}.old.{os.getpid()}")
+            os.replace(out_dir, old)
+            os.replace(staging, out_dir)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(staging, out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out_dir / "policy.pt", out_dir / "policy.onnx"
+
+
+def _write(actor: Any, jit_path: Path, onnx_path: Path) -> None:
+    """The TorchScript and ONNX files of ``actor``."""
     jit_model = actor.as_jit().to("cpu").eval()
     torch.jit.script(jit_model).save(str(jit_path))
     onnx_model = actor.as_onnx(verbose=False).to("cpu").eval()
@@ -37,4 +59,3 @@ def export_policy(actor: Any, out_dir: Path) -> tuple[Path, Path]:
         external_data=False,
         dynamo=True,
     )
-    return jit_path, onnx_path

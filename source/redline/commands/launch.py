@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -36,6 +37,12 @@ class DistContext:
     """``nccl`` or ``gloo``."""
     timeout_s: float
     """Process-group timeout [s]: a collective waiting longer than this fails and names the lost rank."""
+
+
+LOOPBACK_ENV = {"GLOO_SOCKET_IFNAME": "lo", "NCCL_SOCKET_IFNAME": "lo", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+"""What ``--nproc`` (one node) sets for its workers: gloo's and NCCL's sockets on loopback only (``--standalone``
+already puts the rendezvous store on localhost), and NCCL's asynchronous error handling, so a collective a dead rank
+never joins fails within the process-group timeout instead of hanging."""
 
 
 def torchrun_command(nproc: int, argv: Sequence[str]) -> list[str]:
@@ -86,7 +93,17 @@ def launch(nproc: int, argv: Sequence[str], device: str | None) -> int:
             raise UserError(f"--nproc: {nproc} processes but {gpus} CUDA GPU(s); use --nproc <= {gpus} or --device cpu")
     command = torchrun_command(nproc, strip_nproc(argv))
     print(f"[redline] starting {nproc} processes: {' '.join(command[1:])}", file=sys.stderr, flush=True)
-    return subprocess.call(command)
+    child = subprocess.Popen(command, env={**os.environ, **LOOPBACK_ENV})
+
+    def forward(signum: int, frame: object) -> None:
+        child.send_signal(signum)  # torchrun's agent passes it to every worker; they save and stop together
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return child.wait()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def init(device: str | None, timeout_s: float) -> DistContext:

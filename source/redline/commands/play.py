@@ -111,7 +111,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
     from redline.envs.prepare import runner_cfg_dict
 
     print(f"[redline] playing {env_task} with {ckpt_path} ({env_cfg.scene.num_envs} envs on {device})", flush=True)
-    export_dir = ckpt_path.parent / "exported"
+    export_dir = ckpt_path.parent / "exported" / ckpt_path.stem  # one folder per checkpoint: model_<it>/
     with isaaclab_env(env_task, env_cfg, visualizer=visualizer) as env:
         vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
         runner = OnPolicyRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=None, device=device)

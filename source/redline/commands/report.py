@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import json
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from redline.errors import UserError
+from redline.runs.folders import check_writable
+from redline.runs.metrics import read_records
 from redline.telemetry.verdict import PHASES
 
 FIGURES = ("reward.png", "episode_length.png", "sps.png", "time_split.png", "report.png")
@@ -62,17 +63,7 @@ def load_run(path: Path) -> Run:
     file = path if path.suffix == ".jsonl" else path / "metrics.jsonl"
     if not file.is_file():
         raise UserError(f"RUN_DIR: no metrics.jsonl at '{file}' (a run folder written by `redline train`)")
-    records = []
-    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"RUN_DIR: '{file}' line {number} is not JSON ({exc.msg})") from None
-        if not isinstance(record, dict) or "iteration" not in record:
-            raise UserError(f"RUN_DIR: '{file}' line {number} is not an iteration record (no 'iteration' key)")
-        records.append(record)
+    records = read_records(file)
     if not records:
         raise UserError(f"RUN_DIR: '{file}' is empty (no iteration finished yet)")
     label = file.parent.name if file.name == "metrics.jsonl" else file.stem
@@ -304,4 +295,6 @@ def report(run_dirs: Sequence[Path], out_dir: Path | None = None) -> tuple[str, 
     text = "\n".join(summary_text(run, s) for run, s in zip(runs, summaries, strict=True))
     if len(runs) == 2:
         text += "\n" + comparison_text(runs[0], summaries[0], runs[1], summaries[1])
-    return text, render(runs, out_dir or default_out_dir(runs))
+    out = out_dir or default_out_dir(runs)
+    check_writable(out, "--out")
+    return text, render(runs, out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,9 @@ from redline.commands.launch import DistContext
 from redline.envs.prepare import EnvRequest, PreparedEnv, prepare_env
 from redline.errors import UserError
 from redline.learning.precision import PRECISIONS
-from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
-from redline.runs.folders import DEFAULT_LOG_ROOT, new_run_dir
+from redline.runners.stop import StopRequest
+from redline.runs.checkpoints import checkpoints_in, load_checkpoint, resolve_checkpoint
+from redline.runs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir
 from redline.telemetry.verdict import PHASES
 
 LEARNERS = ("redline", "rsl_rl")
@@ -90,12 +92,14 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
         raise UserError("--learner: rsl_rl's multi-process training needs CUDA (NCCL); on CPU use --learner redline")
     if opts.max_iterations is not None:
         prepared.agent_cfg.max_iterations = opts.max_iterations
+    check_writable(opts.log_root, "--log_root")
     return prepared
 
 
 def check_launch(opts: TrainOptions) -> None:
     """Validate a multi-process run's options in the launching process, before torchrun starts the ranks."""
     prepared = prepare(opts)
+    _learner_cfg(opts, prepared.agent_cfg)
     if opts.resume is not None:
         resolve_checkpoint(opts.resume, opts.log_root / prepared.agent_cfg.experiment_name)
 
@@ -113,56 +117,23 @@ def train(opts: TrainOptions) -> Path | None:
 
 def _train(opts: TrainOptions, ctx: DistContext | None) -> Path | None:
     prepared = prepare(opts, ctx)
-    task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
+    device, env_cfg, agent_cfg = prepared.device, prepared.env_cfg, prepared.agent_cfg
     main = ctx is None or ctx.rank == 0
-    checkpoint = None
-    if opts.resume is not None:
-        resume_path = resolve_checkpoint(opts.resume, opts.log_root / agent_cfg.experiment_name)
-        checkpoint = load_checkpoint(resume_path, map_location=device)
-        if main:
-            print(f"[redline] resuming from {resume_path} (iteration {checkpoint['iter']})", flush=True)
-    distributed.barrier()  # every rank has resolved `latest` before rank 0 creates the new run folder
+    learner_cfg = _learner_cfg(opts, agent_cfg)  # a config error surfaces before the simulator starts
+    resume_path = _resolve_resume(opts.resume, opts.log_root / agent_cfg.experiment_name, ctx)
+    checkpoint = None if resume_path is None else load_checkpoint(resume_path, map_location=device)
+    if checkpoint is not None and main:
+        print(f"[redline] resuming from {resume_path} (iteration {checkpoint['iter']})", flush=True)
+    distributed.barrier()  # every rank has its checkpoint before rank 0 creates the new run folder
     run_dir = new_run_dir(opts.log_root, agent_cfg.experiment_name, opts.run_name) if main else None
     env_cfg.log_dir = str(run_dir) if run_dir is not None else None
-
-    from isaaclab.utils.io import dump_yaml
-    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
-
-    from redline.envs.launch import isaaclab_env
-    from redline.envs.prepare import runner_cfg_dict
-    from redline.learning import PPOConfig
-    from redline.learning.distributed import Communicator
-    from redline.runners.redline import RedlineRunner
-    from redline.runners.rsl_rl import RslRlRunner
-
-    if run_dir is not None:
-        ranks = "" if ctx is None else f" x {ctx.world_size} ranks ({ctx.backend})"
-        print(
-            f"[redline] training {task}: {env_cfg.scene.num_envs} envs{ranks} on {device}, seed {opts.seed}, "
-            f"{agent_cfg.max_iterations} iterations, learner {opts.learner} -> {run_dir}",
-            flush=True,
-        )
-        dump_yaml(str(run_dir / "params" / "env.yaml"), env_cfg)
-        dump_yaml(str(run_dir / "params" / "agent.yaml"), agent_cfg)
-    with isaaclab_env(task, env_cfg) as env:
-        vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
-        start = time.perf_counter()
-        if opts.learner == "rsl_rl":
-            log_dir = str(run_dir) if run_dir is not None else None
-            runner = RslRlRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=log_dir, device=device)
-            if checkpoint is not None:
-                runner.resume(checkpoint)
-            runner.learn(agent_cfg.max_iterations, init_at_random_ep_len=agent_cfg.init_at_random_ep_len)
-        else:
-            cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision)
-            comm = None if ctx is None else Communicator.from_process_group(device, ctx.timeout_s)
-            redline_runner = RedlineRunner(vec_env, cfg, run_dir, device, opts.seed, agent_cfg.save_interval, comm=comm)
-            if checkpoint is not None:
-                redline_runner.load(checkpoint)
-            redline_runner.learn(
-                agent_cfg.max_iterations, profile=opts.profile, init_at_random_ep_len=agent_cfg.init_at_random_ep_len
-            )
-        elapsed = time.perf_counter() - start
+    try:
+        with StopRequest().installed() as stop:
+            elapsed = _run(opts, prepared, learner_cfg, checkpoint, resume_path, run_dir, ctx, stop)
+    except UserError:
+        if run_dir is not None and not checkpoints_in(run_dir):
+            shutil.rmtree(run_dir, ignore_errors=True)  # bad input found late: no empty run folder is left
+        raise
     if run_dir is None:
         return None
     last = _last_record(run_dir / "metrics.jsonl")
@@ -175,6 +146,107 @@ def _train(opts: TrainOptions, ctx: DistContext | None) -> Path | None:
         split = ", ".join(f"{k.removesuffix('_s')} {last[k]:.3f} s" for k in PHASES if last.get(k) is not None)
         print(f"[redline] last iteration: {split}; {last['bottleneck']}: try {last['next_action']}", flush=True)
     return run_dir
+
+
+def _learner_cfg(opts: TrainOptions, agent_cfg: Any) -> Any:
+    """The redline learner's config from the agent config (None for rsl_rl)."""
+    if opts.learner != "redline":
+        return None
+    from redline.envs.prepare import runner_cfg_dict
+    from redline.learning import PPOConfig
+
+    return PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision)
+
+
+def _resolve_resume(spec: str | None, experiment_dir: Path, ctx: DistContext | None) -> Path | None:
+    """``--resume`` as a file; in a multi-process run rank 0 resolves it and every rank gets its answer, so a
+    checkpoint saved meanwhile cannot make ranks load different iterations."""
+    if spec is None:
+        return None
+    if ctx is None:
+        return resolve_checkpoint(spec, experiment_dir)
+    import torch.distributed as dist
+
+    answer: list[Any] = [None]
+    if ctx.rank == 0:
+        try:
+            answer[0] = str(resolve_checkpoint(spec, experiment_dir))
+        except UserError as exc:
+            answer[0] = exc  # every rank raises the same one-line error
+    dist.broadcast_object_list(answer, src=0)
+    if isinstance(answer[0], UserError):
+        raise answer[0]
+    return Path(answer[0])
+
+
+def _run(
+    opts: TrainOptions,
+    prepared: PreparedEnv,
+    learner_cfg: Any,
+    checkpoint: dict[str, Any] | None,
+    resume_path: Path | None,
+    run_dir: Path | None,
+    ctx: DistContext | None,
+    stop: StopRequest,
+) -> float:
+    """Build the env and train on it; returns the training seconds."""
+    from isaaclab.utils.io import dump_yaml
+    from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
+
+    from redline.envs.launch import isaaclab_env
+    from redline.envs.prepare import runner_cfg_dict
+    from redline.learning.distributed import Communicator
+    from redline.runners.redline import RedlineRunner
+    from redline.runners.rsl_rl import RslRlRunner
+
+    task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
+    if run_dir is not None:
+        ranks = "" if ctx is None else f" x {ctx.world_size} ranks ({ctx.backend})"
+        print(
+            f"[redline] training {task}: {env_cfg.scene.num_envs} envs{ranks} on {device}, seed {opts.seed}, "
+            f"{agent_cfg.max_iterations} iterations, learner {opts.learner} -> {run_dir}",
+            flush=True,
+        )
+        dump_yaml(str(run_dir / "params" / "env.yaml"), env_cfg)
+        dump_yaml(str(run_dir / "params" / "agent.yaml"), agent_cfg)
+        if checkpoint is not None:
+            dump_yaml(
+                str(run_dir / "params" / "resume.yaml"),
+                {"resumed_from": str(resume_path), "iteration": checkpoint["iter"]},
+            )
+    with isaaclab_env(task, env_cfg) as env:
+        vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
+        start = time.perf_counter()
+        if opts.learner == "rsl_rl":
+            log_dir = str(run_dir) if run_dir is not None else None
+            runner = RslRlRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=log_dir, device=device)
+            if checkpoint is not None:
+                _load(runner.resume, checkpoint, resume_path, task)
+            runner.stop_on(stop)
+            runner.learn(agent_cfg.max_iterations, init_at_random_ep_len=agent_cfg.init_at_random_ep_len)
+        else:
+            comm = None if ctx is None else Communicator.from_process_group(device, ctx.timeout_s)
+            redline_runner = RedlineRunner(
+                vec_env, learner_cfg, run_dir, device, opts.seed, agent_cfg.save_interval, comm=comm
+            )
+            if checkpoint is not None:
+                _load(redline_runner.load, checkpoint, resume_path, task)
+            redline_runner.learn(
+                agent_cfg.max_iterations,
+                profile=opts.profile,
+                init_at_random_ep_len=agent_cfg.init_at_random_ep_len,
+                stop=stop,
+            )
+        return time.perf_counter() - start
+
+
+def _load(load: Any, checkpoint: dict[str, Any], path: Path | None, task: str) -> None:
+    """``load(checkpoint)``; a checkpoint whose networks do not fit the task is a one-line :class:`UserError`."""
+    try:
+        load(checkpoint)
+    except (RuntimeError, KeyError, ValueError) as exc:
+        detail = (str(exc).strip().splitlines() or [type(exc).__name__])[-1].strip()[:200]
+        raise UserError(f"--resume: '{path}' does not fit task {task} ({detail})") from exc
 
 
 def _last_record(path: Path) -> dict[str, Any]:

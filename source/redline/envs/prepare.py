@@ -11,6 +11,7 @@ from typing import Any
 
 from redline.device import resolve_device
 from redline.envs import registry
+from redline.envs.checks import check_settings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +60,8 @@ def prepare_env(request: EnvRequest, default_num_envs: int | None = None) -> Pre
             (None: the task's default for the device), e.g. the number of envs a video shows.
 
     Sets ``scene.num_envs``, ``sim.device`` and ``seed`` of the env config, its seeding strategy, seed and env-id
-    offset, and the agent config's ``device`` (both of Isaac Lab's CPU traps) and ``seed``.
+    offset, and the agent config's ``device`` (both of Isaac Lab's CPU traps) and ``seed``; then checks every
+    numeric setting's range (:func:`redline.envs.checks.check_settings`).
     """
     task = registry.resolve_task_id(request.task)
     env_task = registry.play_twin(task) if request.play else task
@@ -80,6 +82,7 @@ def prepare_env(request: EnvRequest, default_num_envs: int | None = None) -> Pre
         seeding.env_id_offset = request.rank * env_cfg.scene.num_envs
     agent_cfg.device = device
     agent_cfg.seed = request.seed
+    check_settings(env_cfg, agent_cfg, request.overrides)  # before any simulator starts
     return PreparedEnv(env_task, device, env_cfg, agent_cfg)
 
 

@@ -21,6 +21,7 @@ from redline.learning.distributed import Communicator
 from redline.learning.rollout import PhaseTimes, collect_rollout
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
 from redline.runners.logger import CommStats, IterationLogger
+from redline.runners.stop import Stopped, StopRequest
 from redline.runs.checkpoints import save_atomic
 from redline.seeding import Domain, Strategy
 from redline.seeding.state import SEEDING_KEY, env_streams, gather_seeding_state, restore_seeding_state
@@ -75,7 +76,13 @@ class RedlineRunner:
             shape = (env.num_actions,)
             self.alg.action_noise = lambda: streams.normal(None, shape, domain=Domain.POLICY)
 
-    def learn(self, num_iterations: int, profile: bool = False, init_at_random_ep_len: bool = False) -> None:
+    def learn(
+        self,
+        num_iterations: int,
+        profile: bool = False,
+        init_at_random_ep_len: bool = False,
+        stop: StopRequest | None = None,
+    ) -> None:
         """Run ``num_iterations`` iterations after :attr:`iteration`.
 
         Args:
@@ -84,6 +91,8 @@ class RedlineRunner:
                 ``<run_dir>/profile/trace.json``.
             init_at_random_ep_len: first start every env at a random step of its episode, as rsl_rl's ``learn``
                 (:func:`~redline.runners.episodes.randomize_episode_lengths`).
+            stop: polled after every iteration; once a signal set it (on any rank), that iteration is saved and
+                :class:`~redline.runners.stop.Stopped` is raised.
         """
         if init_at_random_ep_len:
             randomize_episode_lengths(self.env)
@@ -102,10 +111,23 @@ class RedlineRunner:
                 episodes = self.tracker.read(self.comm)  # over all ranks' envs (a collective: every rank reads)
                 log.record(it, times, comm, learner, episodes)
                 self._progress = (log.env_steps, log.wall_time_s)
-                if it % self.save_interval == 0 or it == last:
-                    self.save(None if self.run_dir is None else self.run_dir / f"model_{it}.pt")
+                signum = self._stop_signal(stop)
+                path = None if self.run_dir is None else self.run_dir / f"model_{it}.pt"
+                if it % self.save_interval == 0 or it == last or signum:
+                    self.save(path)
+                if signum:
+                    raise Stopped(signum, it, path)
         finally:
             log.close()
+
+    def _stop_signal(self, stop: StopRequest | None) -> int:
+        """The stop signal any rank received (0: none); in a multi-process run every rank gets the same answer."""
+        if stop is None:
+            return 0
+        if not self.comm.distributed:
+            return stop.signum or 0
+        flag = torch.tensor([float(stop.signum or 0)], device=self.comm.device)
+        return int(self.comm.all_reduce_(flag, op="max").item())  # one small collective per iteration
 
     def _iteration(self, obs: TensorDict) -> tuple[TensorDict, PhaseTimes, CommStats, dict[str, torch.Tensor]]:
         """One rollout and update through :func:`~redline.learning.rollout.train_iteration`, timed by phase (host

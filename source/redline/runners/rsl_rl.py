@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.logger import Logger
 
 from redline.runners.episodes import episode_key
+from redline.runners.stop import Stopped, StopRequest
 from redline.runs.checkpoints import save_atomic
 from redline.runs.metrics import MetricsLog
 from redline.seeding.state import SEEDING_KEY, gather_seeding_state, restore_seeding_state
@@ -41,6 +43,7 @@ class MetricsLogger(Logger):
         self._total_iterations = metrics_total_iterations
         self._t0 = time.perf_counter()
         self.metrics: MetricsLog | None = None
+        self.after_log: Callable[[int], None] | None = None  # called with each iteration (its update done)
         self._window: list[float] = []  # returns of the episodes that finished in this iteration (up to 100 per step)
 
     def process_env_step(self, rewards: torch.Tensor, dones: torch.Tensor, extras: dict, *args: Any) -> None:
@@ -68,6 +71,8 @@ class MetricsLogger(Logger):
         rnd_weight: float | None,
         **_: Any,
     ) -> None:
+        if self.after_log is not None:
+            self.after_log(it)
         if self.metrics is None:
             return
         collection_size = self.cfg["num_steps_per_env"] * self.num_envs * self.gpu_world_size
@@ -115,6 +120,31 @@ class RslRlRunner(OnPolicyRunner):
             gpu_global_rank=self.gpu_global_rank,
             device=self.device,
         )
+
+    def stop_on(self, stop: StopRequest | None) -> None:
+        """Poll ``stop`` after every iteration: once a signal set it, save that iteration and raise
+        :class:`~redline.runners.stop.Stopped` (each rank on its own: rsl_rl's NCCL-only multi-GPU path is not
+        coordinated here; torchrun forwards SIGTERM to every worker)."""
+
+        def after(it: int) -> None:
+            if stop is None or stop.signum is None:
+                return
+            log_dir = self.logger.log_dir if self.logger.writer is not None else None
+            path = None if log_dir is None else Path(log_dir) / f"model_{it}.pt"
+            if path is not None:
+                self.current_learning_iteration = it
+                self.save(str(path))
+            raise Stopped(stop.signum, it, path)
+
+        self.logger.after_log = after
+
+    def learn(self, num_learning_iterations: int, init_at_random_ep_len: bool = False) -> None:
+        """rsl_rl's ``learn``; a :class:`~redline.runners.stop.Stopped` still closes the logs."""
+        try:
+            super().learn(num_learning_iterations, init_at_random_ep_len=init_at_random_ep_len)
+        except Stopped:
+            self.logger.stop_logging_writer()
+            raise
 
     def resume(self, checkpoint: dict[str, Any]) -> None:
         """Load a checkpoint's models, optimizer and seeding counters; training continues at its iteration + 1

@@ -3,10 +3,28 @@
 from __future__ import annotations
 
 import datetime
+import os
 from pathlib import Path
+
+from redline.errors import UserError
 
 DEFAULT_LOG_ROOT = Path("logs") / "redline"
 """Where runs go, relative to the working directory (as Isaac Lab's ``logs/rsl_rl``)."""
+
+
+def check_writable(folder: Path, field: str) -> None:
+    """Raise a one-line :class:`UserError` naming ``field`` unless ``folder`` is (or can be made) a writable folder.
+
+    Nothing is created: the nearest existing ancestor must be a folder this process may write to.
+    """
+    folder = Path(folder)
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        raise UserError(f"{field}: '{existing}' is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"{field}: '{existing}' is not writable by this user")
 
 
 def new_run_dir(log_root: Path, experiment: str, run_name: str | None = None) -> Path:

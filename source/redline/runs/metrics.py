@@ -25,6 +25,7 @@ import collections
 import datetime
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,34 @@ def tb_tag(key: str) -> str:
     return f"{group.capitalize()}/{name}" if name else f"Train/{key}"
 
 
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a ``metrics.jsonl``.
+
+    A last line without its newline is a write that a kill cut short: it is skipped with a warning on stderr.
+
+    Raises:
+        UserError: any other line is not a JSON iteration record (naming the file and line).
+    """
+    from redline.errors import UserError
+
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    if lines[-1].strip():
+        print(f"[redline] warning: '{path}' ends in an unterminated line (a cut-short write); skipped", file=sys.stderr)
+    records = []
+    for number, line in enumerate(lines[:-1], start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"RUN_DIR: '{path}' line {number} is not JSON ({exc.msg})") from None
+        if not isinstance(record, dict) or "iteration" not in record:
+            raise UserError(f"RUN_DIR: '{path}' line {number} is not an iteration record (no 'iteration' key)")
+        records.append(record)
+    return records
+
+
 class MetricsLog:
     """Writes each iteration's record to ``<run_dir>/metrics.jsonl``, TensorBoard and the terminal.
 
@@ -71,7 +100,9 @@ class MetricsLog:
     def __init__(self, run_dir: Path, total_iterations: int, writer: Any = None, live: bool | None = None) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
         self.path = run_dir / "metrics.jsonl"
-        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (closed in close())
+        # one os.write per record on an O_APPEND descriptor: a line lands whole or not at all (the kernel appends it
+        # in one piece; a kill between records leaves no half line)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._writer = writer
         self._total = total_iterations
         self._done = 0
@@ -83,8 +114,7 @@ class MetricsLog:
     def write(self, record: dict[str, Any]) -> None:
         """Append one iteration's record (see the module docstring for keys)."""
         clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
-        self._file.write(json.dumps(clean) + "\n")
-        self._file.flush()
+        os.write(self._fd, (json.dumps(clean) + "\n").encode())
         if self._writer is not None:
             it = int(record["iteration"])
             for key, value in clean.items():
@@ -119,4 +149,4 @@ class MetricsLog:
             self._progress.stop()
         if self._writer is not None:
             self._writer.flush()
-        self._file.close()
+        os.close(self._fd)

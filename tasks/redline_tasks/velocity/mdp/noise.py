@@ -20,8 +20,8 @@ def noisy(
     group: str = "policy",
     term_params: dict[str, Any] | None = None,
 ) -> torch.Tensor:
-    """``term(env, **term_params)`` (num_envs, ...) plus uniform noise in [n_min, n_max) drawn row by row from each env's
-    own stream, where Isaac Lab adds its noise (before clipping and scaling).
+    """``term(env, **term_params)`` (num_envs, ...) plus uniform noise in [n_min, n_max) drawn row by row from each
+    env's own stream, where Isaac Lab adds its noise (before clipping and scaling).
 
     Isaac Lab's switch applies: no noise when the observation group ``group`` has ``enable_corruption`` off. The
     observation manager's first call, which only sizes the term, draws nothing.

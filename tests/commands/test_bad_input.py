@@ -1,0 +1,133 @@
+"""Hostile and clumsy input, table-driven: one line naming the field and the valid values, exit status 2, no
+traceback, and no run folder left behind — all before the simulator starts (the last case only after it)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from redline.cli import main
+
+TRAIN = ["train", "--task", "Redline-Cartpole", "--device", "cpu", "--max_iterations", "1"]
+
+CASES = [
+    # numeric agent settings: kind, finiteness, range
+    (["agent.algorithm.learning_rate=1e999"], "agent.algorithm.learning_rate: must be a finite number > 0, got inf"),
+    (["agent.algorithm.learning_rate=nan"], "expects float"),  # Hydra reads nan and inf as text
+    (["agent.algorithm.learning_rate=-0.001"], "agent.algorithm.learning_rate: must be a finite number > 0"),
+    (["agent.algorithm.learning_rate=0"], "agent.algorithm.learning_rate: must be a finite number > 0"),
+    (["agent.algorithm.learning_rate=abc"], "expects float"),
+    (["agent.save_interval=0"], "agent.save_interval: must be an integer >= 1, got 0"),
+    (["agent.save_interval=-5"], "agent.save_interval: must be an integer >= 1"),
+    (["agent.save_interval=2.5"], "expects int"),
+    (["agent.max_iterations=-3"], "agent.max_iterations: must be an integer >= 1, got -3"),
+    (["agent.num_steps_per_env=0"], "agent.num_steps_per_env: must be an integer >= 1"),
+    (["agent.algorithm.num_learning_epochs=0"], "agent.algorithm.num_learning_epochs: must be an integer >= 1"),
+    (["agent.algorithm.num_mini_batches=0"], "agent.algorithm.num_mini_batches: must be an integer >= 1"),
+    (["agent.algorithm.gamma=1.5"], "agent.algorithm.gamma: must be a finite number in [0, 1], got 1.5"),
+    (["agent.algorithm.lam=-0.1"], "agent.algorithm.lam: must be a finite number in [0, 1]"),
+    (["agent.algorithm.clip_param=0"], "agent.algorithm.clip_param: must be a finite number > 0"),
+    (["agent.algorithm.entropy_coef=-0.01"], "agent.algorithm.entropy_coef: must be a finite number >= 0"),
+    (["agent.algorithm.value_loss_coef=inf"], "expects float"),
+    (["agent.algorithm.value_loss_coef=-1e400"], "agent.algorithm.value_loss_coef: must be a finite number >= 0"),
+    (["agent.algorithm.max_grad_norm=-1.0"], "agent.algorithm.max_grad_norm: must be a finite number > 0"),
+    (["agent.algorithm.desired_kl=0"], "agent.algorithm.desired_kl: must be a finite number > 0"),
+    (["agent.clip_actions=0"], "agent.clip_actions: must be a finite number > 0"),
+    (["agent.algorithm.learning_ratee=0.1"], "'agent.algorithm' has no field 'learning_ratee'"),
+    # numeric env settings
+    (["env.sim.dt=-0.01"], "env.sim.dt: must be a finite number > 0, got -0.01"),
+    (["env.sim.dt=0"], "env.sim.dt: must be a finite number > 0"),
+    (["env.decimation=0"], "env.decimation: must be an integer >= 1"),
+    (["env.episode_length_s=-5.0"], "env.episode_length_s: must be a finite number > 0"),
+    (["env.scene.num_envs=0"], "env.scene.num_envs: must be an integer >= 1, got 0"),
+    (["env.scene.num_envs=-8"], "env.scene.num_envs: must be an integer >= 1"),
+    (["env.sim.dtt=0.1"], "'env.sim' has no field 'dtt'"),
+    (["env.seeding.strategy=perenv"], "unknown strategy 'perenv'"),
+    # command options
+    (["--seed", "4294967296"], "--seed: must be an integer in [0, 4294967295]"),
+    (["--seed", "-1"], "--seed: must be an integer in [0, 4294967295]"),
+    (["--seed", "abc"], "--seed: must be an integer in [0, 4294967295]"),
+    (["--num_envs", "0"], "--num_envs: must be a positive integer"),
+    (["--num_envs", "1.5"], "--num_envs: must be a positive integer"),
+    (["--max_iterations", "0"], "--max_iterations: must be a positive integer"),
+    (["--run_name", "../../etc"], "--run_name: must be one folder-name component"),
+    (["--run_name", "a/b"], "--run_name: must be one folder-name component"),
+    (["--run_name", ".."], "--run_name: must be one folder-name component"),
+    (["--device", "tpu"], "valid: cpu, cuda, cuda:N"),
+    (["--learner", "sb3"], "--learner: unknown learner 'sb3' (valid: redline, rsl_rl)"),
+    (["--precision", "fp8"], "--precision: unknown precision 'fp8'"),
+    (["--seeding", "random"], "unknown strategy 'random'"),
+    (["--dist_timeout", "0"], "--dist_timeout: must be a positive number"),
+    (["--resume", "/dev/null"], "is not a regular file"),
+    (["--resume", "/no/such/model_3.pt"], "does not exist"),
+    (["--resume", "{garbage}"], "is not a readable checkpoint"),
+    (["--log_root", "{file}"], "--log_root: '{file}' is a file, not a folder"),
+    (["--log_root", "{file}/sub"], "--log_root: '{file}' is a file, not a folder"),
+]
+
+
+@pytest.mark.parametrize(("extra", "expected"), CASES, ids=[" ".join(c[0])[:40] for c in CASES])
+def test_bad_train_input(extra: list[str], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    log_root, file, garbage = tmp_path / "logs", tmp_path / "a_file", tmp_path / "model_1.pt"
+    file.write_text("not a folder")
+    garbage.write_bytes(os.urandom(64))
+    names = {"file": str(file), "garbage": str(garbage)}
+    extra = [token.format(**names) for token in extra]
+    argv = [*TRAIN, "--log_root", str(log_root), *extra]
+    if "--log_root" in extra:
+        argv = [*TRAIN, *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("redline train: error: "), err
+    assert expected.format(**names) in err[0]
+    assert "Traceback" not in err[0]
+    assert not log_root.exists() or not any(log_root.rglob("*/*"))  # no run folder
+
+
+OTHER = [
+    (["play", "--task", "Redline-Cartpole", "--checkpoint", "/dev/null"], "is not a regular file"),
+    (["play", "--task", "Redline-Cartpole", "--steps", "0"], "--steps: must be a positive integer"),
+    (["report", "{missing}"], "no metrics.jsonl"),
+    (["report", "{run}", "--out", "{file}"], "--out: '{file}' is a file, not a folder"),
+    (["bench", "learner", "--iterations", "0"], "--iterations: must be a positive integer"),
+    (["bench", "learner", "--shape", "huge"], "invalid choice: 'huge'"),
+    (["bench", "env"], "the following arguments are required: --task"),
+]
+
+
+@pytest.mark.parametrize(("argv", "expected"), OTHER, ids=[" ".join(c[0])[:40] for c in OTHER])
+def test_bad_input_of_the_other_commands(
+    argv: list[str], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    run, file = tmp_path / "run", tmp_path / "a_file"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text('{"iteration": 0, "env_steps": 1, "wall_time_s": 1.0, "sps": 1.0}\n')
+    file.write_text("x")
+    names = {"missing": str(tmp_path / "missing"), "run": str(run), "file": str(file)}
+    assert main([token.format(**names) for token in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("redline "), err
+    assert expected.format(**names) in err[0]
+
+
+@pytest.mark.sim
+def test_resume_from_another_tasks_checkpoint_is_one_line_and_leaves_no_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Found only once the env exists (a manager-based task's observation size is known then): still one line, and
+    the run folder made for it is removed."""
+    foreign = tmp_path / "model_5.pt"
+    actor = {
+        "mlp.0.weight": torch.zeros(32, 60),
+        "mlp.0.bias": torch.zeros(32),
+        "distribution.std_param": torch.ones(8),
+    }
+    torch.save({"actor_state_dict": actor, "critic_state_dict": {}, "iter": 5}, foreign)
+    log_root = tmp_path / "logs"
+    assert main([*TRAIN, "--num_envs", "4", "--log_root", str(log_root), "--resume", str(foreign)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"--resume: '{foreign}' does not fit task Redline-Cartpole" in err[0], err
+    assert not any(log_root.rglob("*/*"))
