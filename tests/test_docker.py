@@ -55,9 +55,62 @@ def _from_images(steps: list[tuple[str, str]]) -> list[str]:
 
 
 @pytest.mark.parametrize("name", DOCKERFILES)
-def test_every_from_is_pinned_by_digest(name: str) -> None:
-    images = _from_images(_instructions(ROOT / "docker" / name))
-    assert images and all(DIGEST.search(image) for image in images), images
+def test_every_from_is_pinned_by_digest_or_required(name: str) -> None:
+    """A base is pinned by digest, or is a build argument without a default (the build then fails until the user
+    names one) — never an unpinned tag or a digest of the wrong release."""
+    steps = _instructions(ROOT / "docker" / name)
+    images = _from_images(steps)
+    required = {f"${{{arg}}}" for op, arg in steps if op == "ARG" and "=" not in arg}
+    assert images and all(DIGEST.search(image) or image in required for image in images), images
+
+
+def _cuda_major_of_torch() -> str:
+    """The CUDA major version of the torch build uv.lock pins (its nvidia-cuda-runtime wheel)."""
+    lock = (ROOT / "uv.lock").read_text()
+    match = re.search(r'name = "nvidia-cuda-runtime(?:-cu\d+)?"\nversion = "(\d+)\.', lock)
+    assert match, "no nvidia-cuda-runtime package in uv.lock"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("path", ["docker/Dockerfile", "docker/apptainer.def"])
+def test_cuda_base_matches_the_locked_torch(path: str) -> None:
+    """A CUDA 12 base under torch's CUDA 13 wheels (or the reverse) is a mismatch the first GPU run finds."""
+    text = (ROOT / path).read_text()
+    bases = re.findall(r"nvidia/cuda:(\d+)\.\d+\.\d+-runtime-ubuntu24\.04@sha256:", text)
+    assert bases and set(bases) == {_cuda_major_of_torch()}, bases
+
+
+@pytest.mark.parametrize("name", DOCKERFILES)
+def test_the_user_does_not_collide_with_the_bases_uid_1000(name: str) -> None:
+    """Ubuntu 24.04 images have user 'ubuntu' with uid 1000: `useradd --uid 1000` fails unless it is removed first."""
+    runs = [arg for op, arg in _instructions(ROOT / "docker" / name) if op == "RUN"]
+    adds = [run for run in runs if "useradd" in run]
+    assert adds, "no non-root user is created"
+    for run in adds:
+        uid = re.search(r"--uid (\d+)", run)
+        if uid and uid.group(1) == "1000":
+            assert run.index("userdel") < run.index("useradd"), run
+
+
+@pytest.mark.parametrize("name", DOCKERFILES)
+def test_dependencies_are_installed_before_the_source_is_copied(name: str) -> None:
+    """The dependency layer (gigabytes) depends on the lock file only, so a source edit reuses it."""
+    steps = _instructions(ROOT / "docker" / name)
+    copy_source = next(i for i, (op, arg) in enumerate(steps) if op == "COPY" and re.search(r"\bsource\b", arg))
+    install = next(
+        i for i, (op, arg) in enumerate(steps) if op == "RUN" and ("--no-install-project" in arg or "-r /tmp" in arg)
+    )
+    assert install < copy_source
+    assert not any(op == "COPY" and re.search(r"\b(source|tasks)\b", arg) for op, arg in steps[:install])
+
+
+@pytest.mark.parametrize("path", ["docker/Dockerfile", "docker/Dockerfile.isaacsim", "docker/apptainer.def"])
+def test_uv_is_pinned(path: str) -> None:
+    text = (ROOT / path).read_text()
+    installs = re.findall(r"install [^\n]*?\buv\b(\S*)", text)
+    assert installs, "uv is not installed here"
+    for suffix in installs:
+        assert suffix.startswith("==") or "UV_VERSION" in text, suffix
 
 
 @pytest.mark.parametrize("name", DOCKERFILES)
@@ -120,6 +173,8 @@ def test_slurm_batch_is_multi_node_torchrun() -> None:
     )
     assert {"nodes", "ntasks-per-node", "gpus-per-node"} <= set(directives)
     assert directives["ntasks-per-node"] == "1"  # one torchrun per node
+    assert "/" not in directives["output"]  # Slurm opens it before the script could create a folder
+    assert re.fullmatch(r"(B:)?TERM@\d+", directives["signal"])  # SIGTERM ahead of the limit: the ranks checkpoint
     command = re.sub(r"\\\n\s*", " ", text)
     for needed in (
         '--nnodes="$SLURM_NNODES"',
