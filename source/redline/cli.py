@@ -86,7 +86,15 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _add_run_args(train)
     train.add_argument("--max_iterations", type=positive_int, help="(agent config's)")
     train.add_argument("--learner", default="redline", help="redline (default) | rsl_rl (rsl_rl 5.5.1, the anchor)")
-    train.add_argument("--precision", default="auto", help="auto (bf16 on capable CUDA GPUs, else fp32) | bf16 | fp32")
+    train.add_argument(
+        "--precision",
+        default=None,
+        help="auto (bf16 on capable CUDA GPUs, else fp32) | bf16 | fp32 (default: the agent config's "
+        "algorithm.use_mixed_precision: bf16 when true, else auto)",
+    )
+    train.add_argument(
+        "--capture", default="auto", help="auto (CUDA graphs on a GPU, one process) | on | off: the update's capture"
+    )
     train.add_argument("--resume", help="latest | RUN_DIR | PATH: continue from a checkpoint at its iteration + 1")
     train.add_argument("--run_name", type=run_name, help="suffix of the run folder name (one folder-name component)")
     train.add_argument("--profile", action="store_true", help="Chrome trace of one iteration (profile/trace.json)")

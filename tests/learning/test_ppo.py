@@ -256,3 +256,38 @@ def test_action_noise_from_per_env_streams_is_partition_invariant() -> None:
         a8, a4 = learners[0].act(obs), learners[1].act(obs[:4])
         assert torch.equal(a8[:4], a4)
     assert not torch.equal(a8[:4], learners[0].act_inference(obs)[:4])  # there is noise
+
+
+@pytest.mark.parametrize(("reshuffle", "draws"), [(True, 3), (False, 1)])
+def test_minibatch_partition_per_epoch_or_reused(make_learner, reshuffle: bool, draws: int) -> None:
+    """``reshuffle_each_epoch``: a fresh partition every epoch (3 epochs: 3 draws) or rsl_rl's one per iteration,
+    each epoch then visiting the very same minibatches."""
+    alg, env = make_learner(small_cfg(num_learning_epochs=3, reshuffle_each_epoch=reshuffle))
+    drawn: list[list[torch.Tensor]] = []
+    draw = alg.storage.minibatch_indices
+
+    def spy(*args: object, **kwargs: object) -> list[tuple[torch.Tensor, float]]:
+        parts = draw(*args, **kwargs)  # type: ignore[arg-type]
+        drawn.append([idx.clone() for idx, _ in parts])
+        return parts
+
+    alg.storage.minibatch_indices = spy  # type: ignore[method-assign]
+    rollout(alg, env)
+    alg.update()
+    assert len(drawn) == draws
+
+
+@pytest.mark.parametrize("stratify", [True, False])
+def test_minibatch_layout_switch_reaches_the_storage(make_learner, stratify: bool) -> None:
+    alg, env = make_learner(small_cfg(stratify_minibatches=stratify))
+    seen: list[object] = []
+    draw = alg.storage.minibatch_indices
+
+    def spy(*args: object, **kwargs: object) -> list[tuple[torch.Tensor, float]]:
+        seen.append(kwargs.get("stratified"))
+        return draw(*args, **kwargs)  # type: ignore[arg-type]
+
+    alg.storage.minibatch_indices = spy  # type: ignore[method-assign]
+    rollout(alg, env)
+    metrics = alg.update()
+    assert seen and set(seen) == {stratify} and torch.isfinite(metrics["loss"])

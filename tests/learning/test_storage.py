@@ -124,3 +124,35 @@ def test_micro_batches_cover_the_minibatch_with_weights_summing_to_one() -> None
     assert RolloutStorage.micro_batches(idx, 1)[0][1] == 1.0
     with pytest.raises(ValueError, match="micro_batches"):
         RolloutStorage.micro_batches(idx, 11)
+
+
+def test_uniform_minibatches_are_a_seeded_permutation_like_rsl_rl() -> None:
+    st = _storage_of(8, 5)  # 40 transitions, 4 minibatches of 10
+    parts = st.minibatch_indices(4, torch.Generator().manual_seed(3), stratified=False)
+    assert [w for _, w in parts] == [1.0] * 4
+    assert torch.equal(torch.cat([idx for idx, _ in parts]).sort().values, torch.arange(40))
+    # rsl_rl's draw: one randperm of the T * N flat indices, cut into consecutive slices
+    perm = torch.randperm(40, generator=torch.Generator().manual_seed(3))
+    assert all(torch.equal(idx, perm[10 * m : 10 * (m + 1)]) for m, (idx, _) in enumerate(parts))
+    # not stratified: some minibatch holds an env more (or less) often than T / M = 2 times
+    counts = [torch.bincount(idx % 5, minlength=5) for idx, _ in parts]
+    assert any(not torch.equal(c, torch.full((5,), 2)) for c in counts)
+
+
+@pytest.mark.parametrize("splits", [(5, 3), (2, 2, 4), (1, 6, 1)])
+def test_ranks_uniform_minibatches_are_their_share_of_the_single_process_ones(splits: tuple[int, ...]) -> None:
+    t, g, num_mini_batches = 6, sum(splits), 4
+    whole = _storage_of(t, g).minibatch_indices(num_mini_batches, torch.Generator().manual_seed(7), stratified=False)
+    offset, parts = 0, []
+    for n in splits:
+        gen = torch.Generator().manual_seed(7)
+        parts.append(_storage_of(t, n).minibatch_indices(num_mini_batches, gen, offset, g, stratified=False))
+        offset += n
+    for m, (idx, _) in enumerate(whole):
+        offset, union = 0, []
+        for n, rank_parts in zip(splits, parts, strict=True):
+            local, w = rank_parts[m]
+            assert w == local.numel() / idx.numel()
+            union.append((local // n) * g + offset + local % n)  # (step, local env) -> single-process flat index
+            offset += n
+        assert torch.equal(torch.cat(union).sort().values, idx.sort().values)

@@ -20,13 +20,13 @@ from redline.telemetry.verdict import iteration_flops, mlp_flops, peak_tflops, v
         (
             {"env_s": 0.1, "update_s": 0.9},
             {"device_type": "cuda", "precision": "bf16", "gflops": 500.0, "peak": 989.0},
-            ("host-overhead-bound", "enable graph capture"),
+            ("host-overhead-bound", "--capture on"),
         ),
         ({"env_s": 0.3, "update_s": 0.3, "allreduce_s": 0.4}, {}, ("communication-bound", "fewer minibatches")),
         (
             {"env_s": 0.1, "update_s": 0.9},
             {"device_type": "cuda", "precision": "bf16", "gpu_util": 20.0},
-            ("host-overhead-bound", "enable graph capture"),
+            ("host-overhead-bound", "--capture on"),
         ),
         (
             {"env_s": 0.1, "update_s": 0.9},
@@ -53,3 +53,7 @@ def test_flops_by_hand() -> None:
     # 10 samples, 2 epochs: one forward each while collecting, then 2 x (forward + 2 x forward for backward)
     assert iteration_flops([4, 8, 1], [4, 8, 1], samples=10, epochs=2) == 10 * (2 * 2 * (32 + 8)) * 7
     assert peak_tflops("NVIDIA H200", bf16=True) == 989.0 and peak_tflops("cpu", bf16=False) is None
+    assert peak_tflops("NVIDIA H200", bf16=False) == 67.0  # plain fp32 matmuls: no tensor cores
+    assert peak_tflops("NVIDIA H200", bf16=False, tf32=True) == 494.0
+    assert peak_tflops("NVIDIA H100 PCIe", bf16=True) == 756.0  # not the SXM part's peak
+    assert peak_tflops("NVIDIA A10G", bf16=True) is None  # unknown rather than the A10's

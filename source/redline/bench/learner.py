@@ -77,9 +77,10 @@ Loop = tuple[Callable[[], None], Callable[[], None]]
 """One learner's ``(rollout, update)``: a rollout of T steps with its returns, then the PPO update."""
 
 
-def _time_interleaved(loops: dict[str, Loop], iterations: int, device: str) -> dict[str, Timing]:
+def time_interleaved(loops: dict[str, Loop], iterations: int, device: str, count_ops: bool = True) -> dict[str, Timing]:
     """Warm every loop up once, then time them in turn, iteration by iteration, so that a drift in the machine's
-    speed (other load, frequency) reaches every learner alike; medians per learner."""
+    speed (other load, frequency) reaches every learner alike; medians per learner. With ``count_ops`` (CPU only),
+    also profile one update of each for its aten ops and GEMM share."""
     for rollout, update in loops.values():
         rollout()
         update()
@@ -90,7 +91,7 @@ def _time_interleaved(loops: dict[str, Loop], iterations: int, device: str) -> d
             samples[name][0].append(timed(rollout, sync))
             samples[name][1].append(timed(update, sync))
     timings = {name: Timing(statistics.median(r), statistics.median(u)) for name, (r, u) in samples.items()}
-    if not device.startswith("cuda"):
+    if count_ops and not device.startswith("cuda"):
         for name, (rollout, update) in loops.items():
             timings[name].ops_per_update, timings[name].gemm_share = _count_ops(rollout, update)
     return timings
@@ -127,7 +128,9 @@ def _loop(env: Any, steps: int, act: Callable, record: Callable, finish: Callabl
     return collect, update
 
 
-def _env(shape: dict[str, Any], device: str, seed: int) -> Any:
+def synthetic_env(shape: dict[str, Any], device: str, seed: int) -> Any:
+    """The benchmark's synthetic batched env at ``shape``; seeds torch's generator for the networks' initial
+    weights."""
     from redline.learning.testing import DummyVecEnv
 
     torch.manual_seed(seed)  # network initialisation draws from the global generator in both learners
@@ -139,7 +142,7 @@ def rsl_rl_loop(shape: dict[str, Any], bf16: bool, device: str, seed: int = 0) -
     from rsl_rl.runners import OnPolicyRunner
     from rsl_rl.utils import check_nan
 
-    env = _env(shape, device, seed)
+    env = synthetic_env(shape, device, seed)
     alg = OnPolicyRunner(env, rsl_rl_cfg(shape, bf16), log_dir=None, device=device).alg
     alg.train_mode()
 
@@ -150,17 +153,31 @@ def rsl_rl_loop(shape: dict[str, Any], bf16: bool, device: str, seed: int = 0) -
     return _loop(env, shape["steps"], alg.act, record, alg.compute_returns, alg.update)
 
 
-def redline_loop(shape: dict[str, Any], precision: str, device: str, seed: int = 0) -> Loop:
-    """:class:`RedlineRunner`'s loop body with the redline PPO learner on a synthetic env."""
+def redline_loop(
+    shape: dict[str, Any], precision: str, device: str, seed: int = 0, **overrides: Any
+) -> tuple[Loop, dict[str, Any]]:
+    """:class:`RedlineRunner`'s loop body with the redline PPO learner on a synthetic env.
+
+    Args:
+        overrides: :class:`~redline.learning.PPOConfig` fields on top of the benchmark's (e.g. ``capture="on"``).
+
+    Returns:
+        The loop, and its state: ``alg`` (the learner) and ``metrics`` (the last update's).
+    """
     from redline.learning import PPO, PPOConfig
 
-    env = _env(shape, device, seed)
-    alg = PPO.from_env(env, PPOConfig.from_rsl_rl(rsl_rl_cfg(shape, False), precision=precision), device, seed)
+    env = synthetic_env(shape, device, seed)
+    cfg = PPOConfig.from_rsl_rl(rsl_rl_cfg(shape, False), precision=precision, **overrides)
+    alg = PPO.from_env(env, cfg, device, seed)
+    state: dict[str, Any] = {"alg": alg, "metrics": {}}
 
     def record(obs: Any, rewards: torch.Tensor, dones: torch.Tensor, extras: dict) -> None:
         alg.process_env_step(rewards, dones, extras)
 
-    return _loop(env, shape["steps"], alg.act, record, alg.compute_returns, alg.update)
+    def update() -> None:
+        state["metrics"] = alg.update()
+
+    return _loop(env, shape["steps"], alg.act, record, alg.compute_returns, update), state
 
 
 def bench_learner(shape_name: str, precision: str, device: str, iterations: int) -> dict[str, Any]:
@@ -169,9 +186,9 @@ def bench_learner(shape_name: str, precision: str, device: str, iterations: int)
     shape = SHAPES[shape_name]
     loops = {
         "rsl_rl": rsl_rl_loop(shape, precision == "bf16", device),
-        "redline": redline_loop(shape, precision, device),
+        "redline": redline_loop(shape, precision, device)[0],
     }
-    timings = _time_interleaved(loops, iterations, device)
+    timings = time_interleaved(loops, iterations, device)
     rsl, red = timings["rsl_rl"], timings["redline"]
     return {
         "shape": shape_name,

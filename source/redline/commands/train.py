@@ -45,6 +45,9 @@ class TrainOptions:
     precision: str | None = None
     """redline learner: ``auto`` (bf16 on CUDA GPUs that support it, else fp32), ``bf16`` or ``fp32``; None: the
     agent config's ``algorithm.use_mixed_precision`` (True: bf16, False: auto)."""
+    capture: str = "auto"
+    """redline learner: ``auto`` (CUDA graphs on a CUDA device in one process), ``on`` or ``off``
+    (:mod:`redline.learning.capture`)."""
     resume: str | None = None
     """``latest`` / a run folder / a checkpoint to continue from, at its iteration + 1 (None: start fresh)."""
     run_name: str | None = None
@@ -155,7 +158,7 @@ def _learner_cfg(opts: TrainOptions, agent_cfg: Any) -> Any:
     from redline.envs.prepare import runner_cfg_dict
     from redline.learning import PPOConfig
 
-    return PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision)
+    return PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision, capture=opts.capture)
 
 
 def _resolve_resume(spec: str | None, experiment_dir: Path, ctx: DistContext | None) -> Path | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from redline.errors import UserError
+from redline.learning.capture import CAPTURE_MODES
 from redline.learning.precision import PRECISIONS
 
 ACTIVATIONS = ("elu", "selu", "relu", "crelu", "lrelu", "tanh", "sigmoid", "softplus", "gelu", "swish", "mish")
@@ -92,12 +93,25 @@ class PPOConfig:
     """Clip the value change to +-clip_param around the rollout value (in normalised units when normalising)."""
     normalize_advantage_per_mini_batch: bool = False
     """Normalise advantages per minibatch instead of once over the whole rollout."""
+    reshuffle_each_epoch: bool = True
+    """Draw a fresh minibatch partition for every epoch; False: one partition per iteration, reused by every epoch
+    (rsl_rl 5.5.1's ``mini_batch_generator``). An ablation switch: see docs/learning_parity.md."""
+    stratify_minibatches: bool = True
+    """Lay each minibatch out env by env (``T / num_mini_batches`` steps of every env); False: a uniform random
+    permutation of all ``T * N`` transitions (rsl_rl 5.5.1). An ablation switch: see docs/learning_parity.md."""
     precision: str = "auto"
     """``"auto"`` (bf16 on CUDA devices that support it, else fp32), ``"bf16"`` or ``"fp32"``."""
     value_normalization: Literal["auto"] | bool = "auto"
     """Critic learns normalised returns (running mean/std of the targets); ``"auto"`` is on exactly under bf16."""
     max_consecutive_skips: int = 3
     """Raise after this many consecutive iterations that each skipped an optimizer step on a non-finite value."""
+    capture: Literal["auto", "on", "off"] = "auto"
+    """Run the gradient step and policy inference as recorded CUDA graphs (on CUDA) or compiled (on the CPU):
+    ``"auto"`` is on with CUDA in a single process and off elsewhere; a refused capture falls back to eager with a
+    one-line warning (:mod:`redline.learning.capture`)."""
+    capture_backend: str = "inductor"
+    """``torch.compile`` backend where capture compiles instead of recording CUDA graphs (``capture="on"`` on the
+    CPU); ``"aot_eager"`` or ``"eager"`` trace without generating code (tests)."""
     actor: ModelConfig = ModelConfig()
     """The policy network (outputs the Gaussian action mean; the std is a learned parameter)."""
     critic: ModelConfig = ModelConfig()
@@ -122,35 +136,50 @@ class PPOConfig:
             raise UserError("min_learning_rate: must not exceed max_learning_rate")
         if self.max_consecutive_skips < 1:
             raise UserError(f"max_consecutive_skips: must be >= 1, got {self.max_consecutive_skips}")
+        if self.capture not in CAPTURE_MODES:
+            raise UserError(f"capture: unknown '{self.capture}' (valid: {', '.join(CAPTURE_MODES)})")
 
     def uses_value_normalization(self, bf16: bool) -> bool:
         """Resolve ``value_normalization``: ``"auto"`` means on under bf16, off under fp32."""
         return bf16 if self.value_normalization == "auto" else bool(self.value_normalization)
 
     @classmethod
-    def from_rsl_rl(cls, runner_cfg: Mapping[str, Any], **overrides: Any) -> PPOConfig:
+    def from_rsl_rl(cls, runner_cfg: Mapping[str, Any], precision: str | None = None, **overrides: Any) -> PPOConfig:
         """Build a config from an rsl_rl 5.x runner config dict (e.g. Isaac Lab's ``agent_cfg.to_dict()``).
 
         Reads ``num_steps_per_env``, ``obs_groups``, ``actor``/``critic`` (MLPModel with an optional Gaussian
-        ``distribution_cfg``) and ``algorithm`` (PPO). The dict is only read, never modified. Features the redline
-        learner does not implement (RND, symmetry, non-Adam optimizers, non-MLP models) raise ``UserError``.
+        ``distribution_cfg``) and ``algorithm`` (PPO). The dict is only read, never modified. An algorithm other
+        than PPO, features the redline learner does not implement (RND, symmetry, non-Adam optimizers, non-MLP
+        models) and any key it does not know (:data:`RUNNER_KEYS`, :data:`ALGORITHM_KEYS`, :data:`MODEL_KEYS`,
+        :data:`DISTRIBUTION_KEYS`) raise ``UserError`` naming the key.
 
         Args:
             runner_cfg: The rsl_rl runner configuration.
-            overrides: PPOConfig fields to set on top (e.g. ``precision="bf16"``).
+            precision: the learner's precision when given explicitly (``--precision``); None: ``"bf16"`` if the
+                config's ``algorithm.use_mixed_precision`` is true, else the default ``"auto"`` (False is also
+                Isaac Lab's default, so it cannot mean "fp32 on purpose"; pass ``precision="fp32"`` for that).
+            overrides: PPOConfig fields to set on top (e.g. ``micro_batches=2``).
         """
+        if not _names(runner_cfg.get("class_name", "OnPolicyRunner"), "OnPolicyRunner", "rsl_rl.runners"):
+            raise UserError(f"class_name: the redline learner is an OnPolicyRunner, got '{runner_cfg['class_name']}'")
+        _refuse_unknown("", runner_cfg, RUNNER_KEYS)
         alg = runner_cfg.get("algorithm", {})
-        for key in ("rnd_cfg", "symmetry_cfg"):
+        if not _names(alg.get("class_name", "PPO"), "PPO", "rsl_rl.algorithms"):
+            raise UserError(f"algorithm.class_name: the redline learner is PPO, got '{alg['class_name']}'")
+        fields = {f.name for f in dataclasses.fields(cls)} - {"actor", "critic"}
+        _refuse_unknown("algorithm.", alg, ALGORITHM_KEYS | fields)
+        for key in ("rnd_cfg", "symmetry_cfg", "share_cnn_encoders"):
             if alg.get(key):
                 raise UserError(f"algorithm.{key}: not supported by the redline learner (use --learner rsl_rl)")
         if alg.get("optimizer", "adam") != "adam":
             raise UserError(f"algorithm.optimizer: the redline learner uses adam, got '{alg['optimizer']}'")
         obs_groups = runner_cfg.get("obs_groups") or {}
-        fields = {f.name for f in dataclasses.fields(cls)}
-        kwargs: dict[str, Any] = {k: alg[k] for k in fields & alg.keys() if k not in ("actor", "critic")}
+        kwargs: dict[str, Any] = {k: alg[k] for k in fields & alg.keys()}
         if "num_steps_per_env" in runner_cfg:
             kwargs["num_steps_per_env"] = runner_cfg["num_steps_per_env"]
-        if alg.get("use_mixed_precision"):
+        if precision is not None:  # an explicit choice wins over the config's use_mixed_precision
+            kwargs["precision"] = precision
+        elif alg.get("use_mixed_precision"):
             kwargs["precision"] = "bf16"
         for role in ("actor", "critic"):
             kwargs[role] = _model_from_rsl_rl(role, runner_cfg.get(role, {}), obs_groups.get(role))
@@ -158,10 +187,70 @@ class PPOConfig:
         return cls(**kwargs)
 
 
+RUNNER_KEYS = frozenset(
+    {
+        # read here
+        "class_name", "num_steps_per_env", "obs_groups", "actor", "critic", "algorithm",
+        # read by `redline train`, not by the learner's config
+        "seed", "device", "max_iterations", "init_at_random_ep_len", "clip_actions", "save_interval",
+        "experiment_name", "run_name",
+        # deliberately ignored: redline writes metrics.jsonl and TensorBoard only (no wandb/neptune upload)
+        "logger", "neptune_project", "wandb_project", "store_code_state",
+        # deliberately ignored: Isaac Lab's train script resumes with these; `redline train --resume` replaces them
+        "resume", "load_run", "load_checkpoint",
+        # deliberately ignored: redline's NaN guard (skip the step, raise after max_consecutive_skips) replaces it
+        "check_for_nan",
+        # deliberately ignored: redline compiles/captures its own step (PPOConfig.capture), not rsl_rl's models
+        "torch_compile_mode",
+        # rsl_rl < 4 names that Isaac Lab's handle_deprecated_rsl_rl_cfg has already moved into actor/critic
+        "policy", "empirical_normalization",
+        # written into the dict by rsl_rl's own runner (data-parallel ranks); redline has its own communicator
+        "multi_gpu",
+    }
+)  # fmt: skip
+"""rsl_rl / Isaac Lab runner-config keys :meth:`PPOConfig.from_rsl_rl` accepts (Isaac Lab 3.0, rsl_rl 5.5.1)."""
+
+ALGORITHM_KEYS = frozenset(
+    {
+        # rsl_rl PPO's arguments that PPOConfig fields of the same name take
+        "num_learning_epochs", "num_mini_batches", "clip_param", "gamma", "lam", "value_loss_coef", "entropy_coef",
+        "learning_rate", "max_grad_norm", "use_clipped_value_loss", "schedule", "desired_kl",
+        "normalize_advantage_per_mini_batch",
+        # checked or translated here
+        "class_name", "optimizer", "use_mixed_precision", "rnd_cfg", "symmetry_cfg", "share_cnn_encoders",
+        # deliberately ignored: rsl_rl's data-parallel gradient bucket size; redline all-reduces one flat buffer
+        "grad_reduce_bucket_mb",
+    }
+)  # fmt: skip
+"""rsl_rl PPO algorithm-config keys accepted besides :class:`PPOConfig`'s own field names."""
+
+MODEL_KEYS = frozenset({"class_name", "hidden_dims", "activation", "obs_normalization", "distribution_cfg"})
+"""rsl_rl ``MLPModel`` config keys (``actor``, ``critic``)."""
+
+DISTRIBUTION_KEYS = frozenset({"class_name", "init_std", "std_type", "std_range"})
+"""rsl_rl ``GaussianDistribution`` config keys (``actor.distribution_cfg``)."""
+
+
+def _refuse_unknown(prefix: str, cfg: Mapping[str, Any], known: frozenset[str] | set[str]) -> None:
+    """One-line ``UserError`` naming the first key of ``cfg`` not in ``known``."""
+    unknown = sorted(k for k in cfg if k not in known)
+    if unknown:
+        raise UserError(f"{prefix}{unknown[0]}: unknown to the redline learner (use --learner rsl_rl)")
+
+
+def _names(value: Any, name: str, package: str) -> bool:
+    """Whether a config's ``class_name`` (a string or a class) names rsl_rl's ``name`` from ``package``."""
+    if isinstance(value, type):
+        return value.__name__ == name and value.__module__.startswith(package)
+    text = str(value).replace(":", ".")
+    return text == name or (text.startswith(f"{package}.") and text.endswith(f".{name}"))
+
+
 def _model_from_rsl_rl(role: str, model: Mapping[str, Any], obs_groups: Any) -> ModelConfig:
     """Read one rsl_rl ``MLPModel`` config dict into a :class:`ModelConfig`."""
-    if model.get("class_name", "MLPModel") not in ("MLPModel", "rsl_rl.models.MLPModel"):
+    if not _names(model.get("class_name", "MLPModel"), "MLPModel", "rsl_rl.models"):
         raise UserError(f"{role}.class_name: the redline learner builds MLPModel, got '{model['class_name']}'")
+    _refuse_unknown(f"{role}.", model, MODEL_KEYS)
     kwargs: dict[str, Any] = {}
     for key in ("hidden_dims", "activation", "obs_normalization"):
         if key in model:
@@ -169,12 +258,12 @@ def _model_from_rsl_rl(role: str, model: Mapping[str, Any], obs_groups: Any) -> 
     if obs_groups:
         kwargs["obs_groups"] = tuple(obs_groups)
     dist = model.get("distribution_cfg")
+    if role == "critic" and dist:
+        raise UserError("critic.distribution_cfg: the redline critic is deterministic (set it to None)")
     if role == "actor" and dist:
-        if dist.get("class_name", "GaussianDistribution") not in (
-            "GaussianDistribution",
-            "rsl_rl.modules.GaussianDistribution",
-        ):
+        if not _names(dist.get("class_name", "GaussianDistribution"), "GaussianDistribution", "rsl_rl.modules"):
             raise UserError(f"actor.distribution_cfg.class_name: only GaussianDistribution, got '{dist['class_name']}'")
+        _refuse_unknown("actor.distribution_cfg.", dist, DISTRIBUTION_KEYS)
         for key in ("init_std", "std_type", "std_range"):
             if key in dist:
                 kwargs[key] = dist[key]

@@ -112,6 +112,9 @@ class FlatAdam:
             # max(1, (‖g‖ + 1e-6) / max_norm); 1 on a skipped step (its norm may not be finite)
             scale = torch.where(ok, ((norms + 1e-6) / max_norm).clamp(min=1.0), 1.0)
         self.steps += ok.float()  # Adam's step count, read by the kernel for the bias corrections
+        if torch.compiler.is_compiling():  # the fused kernel's tensor-lr overload cannot be traced (no fake impl)
+            self._traceable_step(ok, scale)
+            return
         for i, s in enumerate(self.segments):
             # one fused pass per segment (torch.optim.Adam(fused=True)'s kernel, CPU and CUDA):
             # g ← g / scale;  m ← β1 m + (1 − β1) g;  v ← β2 v + (1 − β2) g²;
@@ -133,6 +136,26 @@ class FlatAdam:
                 grad_scale=None if scale is None else scale[i],
                 found_inf=skip,
             )
+
+    def _traceable_step(self, ok: torch.Tensor, scale: torch.Tensor | None) -> None:
+        """The fused step's maths in plain tensor ops, for ``torch.compile`` (equal to it within rounding).
+
+        Args:
+            ok: 0-dim bool; False keeps parameters and moments as they were.
+            scale: the per-segment gradient divisors ``(num_segments,)``, or None.
+        """
+        beta1, beta2 = self.betas
+        bias1 = 1.0 - torch.pow(beta1, self.steps)  # 1 − β1^t
+        bias2 = 1.0 - torch.pow(beta2, self.steps)  # 1 − β2^t
+        for i, s in enumerate(self.segments):
+            g = self.flat_grad[s] if scale is None else self.flat_grad[s] / scale[i]  # g ← g / scale
+            m = torch.lerp(self.exp_avg[s], g, 1.0 - beta1)  # m ← β1 m + (1 − β1) g
+            v = self.exp_avg_sq[s] * beta2 + (1.0 - beta2) * g * g  # v ← β2 v + (1 − β2) g²
+            # θ ← θ − lr / (1 − β1^t) · m / (sqrt(v) / sqrt(1 − β2^t) + eps)
+            param = self.flat_param[s] - (self.lr / bias1) * m / (v.sqrt() / bias2.sqrt() + self.eps)
+            self.flat_param[s].copy_(torch.where(ok, param, self.flat_param[s]))
+            self.exp_avg[s].copy_(torch.where(ok, m, self.exp_avg[s]))
+            self.exp_avg_sq[s].copy_(torch.where(ok, v, self.exp_avg_sq[s]))
 
     def state_dict(self) -> dict:
         """torch.optim.Adam's state-dict format (one parameter group), on the parameters' device."""

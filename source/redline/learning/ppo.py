@@ -29,7 +29,7 @@ import torch
 from tensordict import TensorDict
 
 from redline.errors import UserError
-from redline.learning import gaussian
+from redline.learning import capture, gaussian
 from redline.learning.advantages import gae, next_values
 from redline.learning.config import PPOConfig
 from redline.learning.distributed import Communicator
@@ -109,6 +109,8 @@ class PPO:
         self.storage = RolloutStorage(
             cfg.num_steps_per_env, self.num_envs, obs, groups["actor"] + groups["critic"], num_actions, self.device
         )
+        self._obs_groups = tuple(dict.fromkeys(groups["actor"] + groups["critic"]))
+        """The observation groups the storage keeps (the actor's, then the critic's)."""
         self.generator = torch.Generator(device=self.device)
         """Draws the minibatch partition; in the same state on every rank."""
         self.generator.manual_seed(seed)
@@ -120,6 +122,11 @@ class PPO:
         env's per-env streams (``redline.seeding``, ``Domain.POLICY``) to make action sampling partition-invariant."""
         self.guard = NanGuard(cfg.max_consecutive_skips, self.device)
         self._rollout_ok = torch.ones((), dtype=torch.bool, device=self.device)
+        """The rollout was finite (device bool); updated in place, as a captured step reads its address."""
+        self.capture_plan = capture.resolve(cfg.capture, self.device, self.comm.distributed, cfg.capture_backend)
+        """How :meth:`act`'s policy pass and each gradient step run (:mod:`redline.learning.capture`)."""
+        self._policy_step = capture.wrap(self._policy, self.capture_plan, "policy inference")
+        self._train_step = capture.wrap(self._gradient_step, self.capture_plan, "gradient step")
         self._explained_variance = torch.zeros((), device=self.device)
         self._mean_reward = torch.zeros((), device=self.device)
         self.sync_replicas()
@@ -174,19 +181,37 @@ class PPO:
             actions, fp32, ``(N, A)``.
         """
         obs = obs.to(self.device)
-        mean = self._actor_net(obs)
-        std = self.action_std().expand_as(mean)
-        noise = None if self.action_noise is None else self.action_noise().to(self.device)
-        actions = gaussian.sample(mean, std, self.noise_generator, noise)
+        if self.action_noise is None:  # the policy pass draws nothing else, so drawing first gives the same numbers
+            shape = (int(obs.batch_size[0]), self.num_actions)
+            noise = torch.randn(shape, generator=self.noise_generator, device=self.device, dtype=torch.float32)
+        else:
+            noise = self.action_noise().to(self.device)
+        return self._act_with_noise({g: obs[g] for g in self._obs_groups}, noise)
+
+    def _act_with_noise(self, obs: Mapping[str, torch.Tensor], noise: torch.Tensor) -> torch.Tensor:
+        """:meth:`act` after the noise draw: the (captured) policy pass, then the storage write.
+
+        Args:
+            obs: the stored observation groups, each ``(N, *group_shape)``.
+            noise: standard normals, ``(N, A)``.
+        """
+        actions, mean, std, log_probs, values = self._policy_step(obs, noise)
         self.storage.record_policy(
-            obs,
-            actions=actions,
-            action_mean=mean,
-            action_std=std,
-            log_probs=gaussian.log_prob(actions, mean, std),
-            values=self._values(obs),
+            obs, actions=actions, action_mean=mean, action_std=std, log_probs=log_probs, values=values
         )
-        return actions
+        # a replayed graph's outputs are overwritten by the next replay: hand the caller its own copy
+        return actions.clone() if self.capture_plan.kind == "cuda_graph" else actions
+
+    def _policy(
+        self, obs: Mapping[str, torch.Tensor], noise: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The policy pass of one env step, free of host syncs: ``(actions, mean, std, log_probs, values)``, fp32,
+        shapes ``(N, A)`` x 3, ``(N,)`` x 2; ``noise`` ``(N, A)`` is the standard-normal draw."""
+        mean = self._actor_net(obs)  # type: ignore[arg-type]  # get_latent only indexes obs by group name
+        std = self.action_std().expand_as(mean)
+        # a = μ + σ ε
+        actions = gaussian.sample(mean, std, noise=noise)
+        return actions, mean, std, gaussian.log_prob(actions, mean, std), self._values(obs)  # type: ignore[arg-type]
 
     @torch.no_grad()
     def act_inference(self, obs: TensorDict) -> torch.Tensor:
@@ -236,7 +261,7 @@ class PPO:
         # the whole batch's statistics: every rank's (flags, return moments, advantage moments), merged in rank order
         local = torch.cat((nonfinite.float(), batch_moments(returns), batch_moments(advantages)))
         shares = self.comm.all_gather(local.to(self.comm.device)).to(self.device)
-        self._rollout_ok = self.guard.check(shares[:, :3].amax(0) > 0, first="observations")
+        self._rollout_ok.copy_(self.guard.check(shares[:, :3].amax(0) > 0, first="observations"))
         self.value_normalizer.update(merge_moments(shares[:, 3:6]), self._rollout_ok)
         d["returns"].copy_(returns)
         if not self.cfg.normalize_advantage_per_mini_batch:
@@ -308,14 +333,21 @@ class PPO:
         sums = torch.zeros(len(STEP_METRICS), device=self.device)
         steps_taken = torch.zeros((), device=self.device)
         first_ratio_dev = None
-        for _ in range(cfg.num_learning_epochs):
-            minibatches = st.minibatch_indices(
-                cfg.num_mini_batches, self.generator, self.env_offset, self.global_num_envs
-            )
-            adv_stats = self._minibatch_advantage_stats(minibatches) if cfg.normalize_advantage_per_mini_batch else None
+        minibatches, adv_stats = [], None
+        for epoch in range(cfg.num_learning_epochs):
+            if epoch == 0 or cfg.reshuffle_each_epoch:  # else: the first epoch's partition again (rsl_rl)
+                minibatches = st.minibatch_indices(
+                    cfg.num_mini_batches,
+                    self.generator,
+                    self.env_offset,
+                    self.global_num_envs,
+                    stratified=cfg.stratify_minibatches,
+                )
+                per_mb = cfg.normalize_advantage_per_mini_batch
+                adv_stats = self._minibatch_advantage_stats(minibatches) if per_mb else None
             for m, (indices, share) in enumerate(minibatches):
-                step, ok, ratio_dev = self._gradient_step(indices, share, None if adv_stats is None else adv_stats[m])
-                first_ratio_dev = ratio_dev if first_ratio_dev is None else first_ratio_dev
+                step, ok, ratio_dev = self._train_step(indices, share, None if adv_stats is None else adv_stats[m])
+                first_ratio_dev = ratio_dev.clone() if first_ratio_dev is None else first_ratio_dev
                 sums += torch.where(ok, step, 0.0)
                 steps_taken += ok.float()
         self._update_obs_normalizers()

@@ -22,7 +22,7 @@ rank's minibatch is exactly its share of the single-process one (:meth:`RolloutS
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import torch
 from tensordict import TensorDict
@@ -92,7 +92,7 @@ class RolloutStorage:
         """All T steps of the rollout have been recorded."""
         return self.step == self.num_steps
 
-    def record_policy(self, obs: TensorDict, **fields: torch.Tensor) -> None:
+    def record_policy(self, obs: TensorDict | Mapping[str, torch.Tensor], **fields: torch.Tensor) -> None:
         """Write the observation and the policy outputs of the current step (``actions``, ``action_mean``,
         ``action_std``, ``log_probs``, ``values``), in place."""
         if self.step >= self.num_steps:
@@ -121,22 +121,26 @@ class RolloutStorage:
         generator: torch.Generator,
         env_offset: int = 0,
         global_num_envs: int | None = None,
+        stratified: bool = True,
     ) -> list[tuple[torch.Tensor, float]]:
         """One epoch's minibatches: a random partition of the ``T * G`` transitions of all ranks' ``G`` envs,
         defined over global env ids, and this process's share of each part.
 
-        Each env's T time steps are shuffled by its own column of a ``(T, G)`` array of random keys, and the
-        transitions are laid out slot-major (position ``p = j * G + g`` holds env g's j-th shuffled step); minibatch
-        m is positions ``[m * S, (m + 1) * S)`` with ``S = T * G // num_mini_batches`` (the remainder sits out this
-        epoch, as in rsl_rl). Every rank draws the same keys, so rank r's part of minibatch m is exactly its envs'
-        share of the single-process minibatch m, and where ``num_mini_batches`` divides T each minibatch holds
-        ``T / num_mini_batches`` steps of every env.
+        Stratified (the default): each env's T time steps are shuffled by its own column of a ``(T, G)`` array of
+        random keys, and the transitions are laid out slot-major (position ``p = j * G + g`` holds env g's j-th
+        shuffled step); where ``num_mini_batches`` divides T each minibatch holds ``T / num_mini_batches`` steps of
+        every env. Not stratified: positions are a uniform random permutation of the ``T * G`` global transitions
+        ``t * G + g`` (rsl_rl's ``randperm``; on several ranks each takes its envs' entries, one host sync per
+        minibatch). Either way minibatch m is positions ``[m * S, (m + 1) * S)`` with
+        ``S = T * G // num_mini_batches`` (the remainder sits out this epoch, as in rsl_rl), and every rank draws
+        the same numbers, so rank r's part of minibatch m is exactly its envs' share of the single-process one.
 
         Args:
             num_mini_batches: M.
             generator: draws the keys; it must be in the same state on every rank.
             env_offset: global id of this process's env 0.
             global_num_envs: G, envs over all ranks (None: this process's N, a single process).
+            stratified: lay minibatches out env by env (see above); False: rsl_rl's uniform permutation.
 
         Returns:
             M pairs ``(indices, weight)``: indices into :attr:`flat` (this rank's share, possibly empty) and weight =
@@ -149,6 +153,15 @@ class RolloutStorage:
         size = t * g // num_mini_batches
         if size == 0:
             raise ValueError(f"num_mini_batches={num_mini_batches} exceeds the batch of {t * g} samples")
+        if not stratified:
+            perm = torch.randperm(t * g, generator=generator, device=self.device)  # global positions t * G + g
+            steps, envs = perm.div(g, rounding_mode="floor"), perm.remainder(g) - env_offset
+            flat = steps * n + envs  # this rank's flat index t * N + l (meaningful where 0 <= l < N)
+            parts = [slice(m * size, (m + 1) * size) for m in range(num_mini_batches)]
+            if n == g:  # a single process: every position is ours
+                return [(flat[p], 1.0) for p in parts]
+            mine = [flat[p][(envs[p] >= 0) & (envs[p] < n)] for p in parts]
+            return [(idx, idx.numel() / size) for idx in mine]
         keys = torch.rand((t, g), generator=generator, device=self.device)[:, env_offset : env_offset + n]
         times = keys.argsort(dim=0, stable=True)  # (T, N): times[j, l] = the step in slot j of local env l
         local = (times * n + torch.arange(n, device=self.device)).reshape(-1)  # flat index t * N + l, slot-major

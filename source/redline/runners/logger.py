@@ -86,7 +86,11 @@ class IterationLogger:
         device = torch.device(alg.device)
         self._device_type = device.type
         self._peak = (
-            peak_tflops(torch.cuda.get_device_name(device), alg.precision.is_bf16) if device.type == "cuda" else None
+            peak_tflops(
+                torch.cuda.get_device_name(device), alg.precision.is_bf16, torch.backends.cuda.matmul.allow_tf32
+            )
+            if device.type == "cuda"
+            else None
         )
         self._writer: Any = None
         self._metrics: MetricsLog | None = None
@@ -161,6 +165,7 @@ class IterationLogger:
             "bottleneck": bottleneck,
             "next_action": action,
             "precision": self.alg.precision.mode,
+            "capture": self.alg.capture_plan.kind,
             "world_size": self.alg.comm.world_size,
             "collectives": comm.calls,  # per iteration; 0 in a single process
             "action_std": action_std,

@@ -14,15 +14,20 @@ PHASES = ("env_s", "inference_s", "gae_s", "update_s", "allreduce_s", "logging_s
 writes, returns/advantages, the PPO update, gradient all-reduce (multi-process), metrics/checkpoint writing."""
 
 PEAK_TFLOPS = {
-    # dense tensor-core peaks from the vendors' data sheets [TFLOP/s]: (bf16, tf32/fp32 matmul)
-    "H200": (989.0, 494.0),
-    "H100": (989.0, 494.0),
-    "A100": (312.0, 156.0),
-    "L40S": (362.0, 183.0),
-    "RTX 4090": (165.0, 82.6),
-    "A10": (125.0, 62.5),
+    # dense peaks from the vendors' data sheets [TFLOP/s]: (bf16 tensor core, tf32 tensor core, fp32 non-tensor)
+    "NVIDIA H200": (989.0, 494.0, 67.0),
+    "NVIDIA H100 80GB HBM3": (989.0, 494.0, 67.0),
+    "NVIDIA H100 PCIe": (756.0, 378.0, 51.0),
+    "NVIDIA A100-SXM4-80GB": (312.0, 156.0, 19.5),
+    "NVIDIA A100-SXM4-40GB": (312.0, 156.0, 19.5),
+    "NVIDIA A100 80GB PCIe": (312.0, 156.0, 19.5),
+    "NVIDIA A100-PCIE-40GB": (312.0, 156.0, 19.5),
+    "NVIDIA L40S": (362.0, 183.0, 91.6),
+    "NVIDIA GeForce RTX 4090": (165.0, 82.6, 82.6),
+    "NVIDIA A10": (125.0, 62.5, 31.2),
 }
-"""Peak throughput of common GPUs by name fragment, for the MFU estimate."""
+"""Peak throughput by the exact name ``torch.cuda.get_device_name`` reports, for the MFU estimate. A GPU not listed
+(an A10G is not an A10, an H100 PCIe not an SXM) has no MFU rather than a wrong one."""
 
 
 def mlp_flops(sizes: Sequence[int]) -> int:
@@ -42,12 +47,21 @@ GPU_IDLE_PCT = 50.0
 kernels and Python, not arithmetic."""
 
 
-def peak_tflops(device_name: str, bf16: bool) -> float | None:
-    """The table's peak for a GPU name (``torch.cuda.get_device_name``), or None when unknown (e.g. a CPU)."""
-    for fragment, (bf16_peak, fp32_peak) in PEAK_TFLOPS.items():
-        if fragment.lower() in device_name.lower():
-            return bf16_peak if bf16 else fp32_peak
-    return None
+def peak_tflops(device_name: str, bf16: bool, tf32: bool = False) -> float | None:
+    """The peak of the precision the matmuls actually run in on GPU ``device_name`` (exact name), or None when the
+    GPU is not in :data:`PEAK_TFLOPS` (or for a CPU).
+
+    Args:
+        device_name: ``torch.cuda.get_device_name()``.
+        bf16: the matmuls run in bf16.
+        tf32: fp32 matmuls run on TF32 tensor cores (``torch.backends.cuda.matmul.allow_tf32``); else the
+            non-tensor fp32 peak applies.
+    """
+    peaks = PEAK_TFLOPS.get(device_name)
+    if peaks is None:
+        return None
+    bf16_peak, tf32_peak, fp32_peak = peaks
+    return bf16_peak if bf16 else tf32_peak if tf32 else fp32_peak
 
 
 def verdict(
@@ -86,7 +100,7 @@ def verdict(
     if learner >= 0.5:
         mfu = None if gflops is None or peak is None else gflops / (peak * 1e3)
         if gpu_idle or (device_type == "cuda" and mfu is not None and mfu < 0.05):
-            return "host-overhead-bound", "enable graph capture, or more envs so each kernel does more work"
+            return "host-overhead-bound", "--capture on (CUDA graphs of the update), or more envs per process"
         if device_type == "cuda" and precision == "fp32":
             return "learner-bound", "--precision bf16"
         return "learner-bound", "fewer learning epochs or minibatches, or a smaller network"

@@ -1,0 +1,285 @@
+"""``redline bench gpu``: the acceptance run for a bare GPU machine (torch 2.11 only), and the bundle it needs.
+
+``--pack DIR`` writes the wheels such a machine lacks (redline, tensordict, rsl-rl-lib and their pure-Python
+dependencies; no Warp, no Isaac Lab) into ``DIR``; ``scripts/gpu_check.sh`` installs them into a venv over the
+system torch and runs this bench. The run prints one JSON with:
+
+- ``sync_debug``: host syncs per env step and per gradient step, counted by ``torch.cuda.set_sync_debug_mode``;
+- ``update``: ms per iteration of the legged shape's PPO update for redline (bf16 captured, bf16 eager, fp32) and
+  rsl_rl 5.5.1 (fp32 and ``use_mixed_precision``), timed in alternation in one process, with MFU;
+- ``gpu_monitor``: the NVML sampler's mean utilisation during the timed iterations;
+- ``philox``: the per-env draw at 4096 envs, fused kernel vs op by op [ms];
+- ``first_ratio_dev``: max |ratio − 1| on the first minibatch under bf16 (0 up to rounding when the fp32 islands hold).
+
+``--quick`` runs the tiny shape for one iteration (CI runs ``--quick --device cpu --json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from redline.bench.learner import (
+    SHAPES,
+    Loop,
+    Timing,
+    redline_loop,
+    rsl_rl_cfg,
+    rsl_rl_loop,
+    synthetic_env,
+    time_interleaved,
+)
+from redline.bench.timing import device_sync, timed
+from redline.errors import UserError
+from redline.options import positive_int
+
+BUNDLE = ("tensordict", "rsl-rl-lib", "cloudpickle", "pyvers", "GitPython", "gitdb", "smmap")
+"""Distributions the bundle carries besides redline (the installed versions): the learner's and rsl_rl's imports
+that a machine with only torch lacks. numpy comes with the machine's torch stack; ``gpu_check.sh`` says if not."""
+BUNDLE_LIMIT_MB = 64.0
+"""The most the bundle may weigh [MiB]."""
+PHILOX_ENVS = 4096
+"""Envs of the Philox comparison."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``redline bench gpu``."""
+    parser.add_argument("--pack", metavar="DIR", help="write the bundle of wheels for a bare GPU machine and stop")
+    parser.add_argument("--quick", action="store_true", help="tiny shape, one timed iteration (CI)")
+    parser.add_argument("--iterations", type=positive_int, default=10, help="timed iterations (not --quick)")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Build the bundle (``--pack``) or run the benchmark; returns a JSON-ready dict."""
+    if args.pack:
+        return pack(Path(args.pack))
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    return bench(device, quick=args.quick, iterations=1 if args.quick else args.iterations)
+
+
+def show(result: dict[str, Any]) -> None:
+    """Print a result of :func:`run` for people."""
+    if "wheels" in result:
+        print(f"bundle in {result['dir']}: {result['total_mb']:.1f} MiB (limit {BUNDLE_LIMIT_MB:.0f} MiB)")
+        for name, mb in result["wheels"].items():
+            print(f"  {mb:7.2f} MiB  {name}")
+        return
+    print(f"bench gpu: {result['device_name']} ({result['device']}), torch {result['torch']}, shape {result['shape']}")
+    sync = result["sync_debug"]
+    if sync.get("env_step") is None:
+        print(f"  host syncs: {sync['reason']}")
+    else:
+        print(f"  host syncs: {sync['env_step']} per env step, {sync['gradient_step']} per gradient step")
+    print(f"  {'learner':<22} {'update ms/it':>13} {'rollout ms/it':>14} {'MFU':>7}")
+    for name, row in result["update"].items():
+        mfu = "-" if row["mfu"] is None else f"{row['mfu']:.1%}"
+        print(f"  {name:<22} {row['update_ms']:>13.2f} {row['rollout_ms']:>14.2f} {mfu:>7}")
+    ph = result["philox"]
+    fused = "-" if ph["fused_ms"] is None else f"{ph['fused_ms']:.3f} ms"
+    print(f"  philox at {ph['envs']} envs: op by op {ph['unfused_ms']:.3f} ms, fused {fused}")
+    print(f"  first-minibatch |ratio - 1| under bf16: {result['first_ratio_dev']:.2e}")
+    print(f"  GPU utilisation (NVML): {result['gpu_monitor']['gpu_util']}")
+
+
+# -------------------------------------------------------------------------------------------------------------------
+# Bundle
+
+
+def pack(dest: Path) -> dict[str, Any]:
+    """Write redline's wheel (``uv build``) and the installed versions of :data:`BUNDLE` (``pip download``, or a
+    local wheel build when the registry is unreachable) into ``dest``.
+
+    Returns:
+        ``{"dir", "wheels": {file: MiB}, "total_mb"}``; raises when the bundle exceeds :data:`BUNDLE_LIMIT_MB`.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    root = Path(__file__).resolve().parents[3]
+    pip = [sys.executable, "-m", "pip"] if _has_pip(sys.executable) else [shutil.which("pip") or "pip"]
+    local_uv = Path.home() / ".local" / "bin" / "uv"  # uv's own installer puts it here, often off PATH
+    uv = shutil.which("uv") or (str(local_uv) if local_uv.exists() else None)
+    build = [uv, "build", "--wheel", "--out-dir", str(dest), str(root)] if uv else [*pip, "wheel", "--no-deps"]
+    if not uv:
+        build += ["-w", str(dest), str(root)]
+    _run(build)
+    pins = [f"{name}=={importlib.metadata.version(name)}" for name in BUNDLE]
+    # binary wheels for this interpreter's version (tensordict has a compiled extension), whichever pip runs
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    _run([*pip, "download", "--no-deps", "--only-binary=:all:", "--python-version", version, "-d", str(dest), *pins])
+    wheels = {p.name: p.stat().st_size / 2**20 for p in sorted(dest.glob("*.whl"))}
+    total = sum(wheels.values())
+    if total > BUNDLE_LIMIT_MB:
+        raise RuntimeError(f"bundle is {total:.1f} MiB, over the {BUNDLE_LIMIT_MB:.0f} MiB limit")
+    return {"dir": str(dest), "wheels": wheels, "total_mb": total}
+
+
+def _run(cmd: list[str]) -> None:
+    """Run a packaging command; its failure is a one-line :class:`UserError` with the tool's last line."""
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        last = (out.stderr.strip() or out.stdout.strip() or "no output").splitlines()[-1]
+        raise UserError(f"bench gpu --pack: {Path(cmd[0]).name} {cmd[1]} failed: {last}")
+
+
+def _has_pip(python: str) -> bool:
+    return subprocess.run([python, "-m", "pip", "--version"], capture_output=True).returncode == 0
+
+
+# -------------------------------------------------------------------------------------------------------------------
+# Benchmark
+
+
+def bench(device: str, quick: bool, iterations: int) -> dict[str, Any]:
+    """Every measurement of the module docstring on ``device``; JSON-ready."""
+    from redline.telemetry.gpu_monitor import GpuMonitor
+
+    cuda = device.startswith("cuda")
+    shape_name = "tiny" if quick else "legged"
+    shape = SHAPES[shape_name]
+    # on the CPU "captured" compiles with a backend that generates no code (inductor's C++ build takes minutes)
+    backend = "inductor" if cuda else "aot_eager"
+    redline: dict[str, tuple[Loop, dict[str, Any]]] = {
+        name: redline_loop(shape, precision, device, capture=capture, capture_backend=backend)
+        for name, precision, capture in (
+            ("redline_bf16_captured", "bf16", "on"),
+            ("redline_bf16_eager", "bf16", "off"),
+            ("redline_fp32", "fp32", "auto"),
+        )
+    }
+    loops = {name: loop for name, (loop, _) in redline.items()}
+    loops["rsl_rl_fp32"] = rsl_rl_loop(shape, False, device)
+    loops["rsl_rl_mixed_precision"] = rsl_rl_loop(shape, True, device)
+    monitor = GpuMonitor(device)
+    try:
+        times = time_interleaved(loops, iterations, device, count_ops=False)
+        utilisation = monitor.read()
+    finally:
+        monitor.close()
+    captured_state = redline["redline_bf16_captured"][1]
+    return {
+        "device": device,
+        "device_name": torch.cuda.get_device_name(device) if cuda else "cpu",
+        "torch": torch.__version__,
+        "shape": shape_name,
+        "iterations_timed": iterations,
+        "tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+        "capture": {name: state["alg"].capture_plan.kind for name, (_, state) in redline.items()},
+        "sync_debug": sync_counts(shape, device) if cuda else {"reason": "no CUDA device: nothing to count"},
+        "update": {name: _row(name, t, shape, device) for name, t in times.items()},
+        "gpu_monitor": utilisation,
+        "philox": philox_cost(device, reps=3 if quick else 50),
+        "first_ratio_dev": float(captured_state["metrics"]["first_ratio_dev"]),
+    }
+
+
+def _row(name: str, timing: Timing, shape: dict[str, Any], device: str) -> dict[str, Any]:
+    """One learner's row: ms per iteration and the update's model FLOP utilisation."""
+    from redline.telemetry.verdict import iteration_flops, peak_tflops
+
+    rollout_s, update_s = timing.rollout_s, timing.update_s
+    sizes = [shape["num_obs"], *shape["hidden"]]
+    samples = shape["num_envs"] * shape["steps"]
+    epochs = rsl_rl_cfg(shape, False)["algorithm"]["num_learning_epochs"]
+    # update FLOPs = iteration FLOPs − the rollout's forward passes (forward + backward, 3 forwards, per epoch)
+    flops = iteration_flops([*sizes, shape["num_actions"]], [*sizes, 1], samples, epochs)
+    flops -= iteration_flops([*sizes, shape["num_actions"]], [*sizes, 1], samples, 0)
+    bf16 = "bf16" in name or "mixed" in name
+    tf32 = torch.backends.cuda.matmul.allow_tf32
+    peak = peak_tflops(torch.cuda.get_device_name(device), bf16, tf32) if device.startswith("cuda") else None
+    return {
+        "update_ms": update_s * 1e3,
+        "rollout_ms": rollout_s * 1e3,
+        "update_gflop": flops / 1e9,
+        "mfu": None if peak is None else flops / update_s / (peak * 1e12),
+    }
+
+
+def sync_counts(shape: dict[str, Any], device: str) -> dict[str, Any]:
+    """Host syncs of one env step (act, env step, record) and of one gradient step of the captured bf16 learner,
+    counted as ``torch.cuda.set_sync_debug_mode("warn")`` warnings."""
+    from redline.learning import PPO, PPOConfig
+
+    env = synthetic_env(shape, device, 0)
+    alg = PPO.from_env(env, PPOConfig.from_rsl_rl(rsl_rl_cfg(shape, False), precision="bf16"), device, 0)
+    obs = env.get_observations()
+
+    def env_step() -> None:
+        nonlocal obs
+        with torch.inference_mode():
+            obs, rewards, dones, extras = env.step(alg.act(obs))
+            alg.process_env_step(rewards, dones, extras)
+
+    for _ in range(alg.cfg.num_steps_per_env - 1):  # warm-up (and capture) first
+        env_step()
+    per_env_step = _count_syncs(env_step)
+    with torch.inference_mode():
+        alg.compute_returns(obs)
+    minibatches = alg.storage.minibatch_indices(alg.cfg.num_mini_batches, alg.generator)
+    for indices, share in minibatches[:3]:
+        alg._train_step(indices, share, None)
+    indices, share = minibatches[-1]
+    per_gradient_step = _count_syncs(lambda: alg._train_step(indices, share, None))
+    alg.storage.clear()
+    return {"env_step": per_env_step, "gradient_step": per_gradient_step, "capture": alg.capture_plan.kind}
+
+
+def _count_syncs(fn: Callable[[], Any]) -> int:
+    """Synchronising CUDA calls made by ``fn``."""
+    torch.cuda.synchronize()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            fn()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    return sum("synchroniz" in str(w.message) for w in caught)
+
+
+def philox_cost(device: str, reps: int) -> dict[str, Any]:
+    """Milliseconds of one per-env normal draw (``(4096, 12)``, an action-noise draw) op by op and fused."""
+    from redline.seeding import EnvStreams
+
+    def cost(fused: bool) -> float:
+        streams = EnvStreams("per_env", 0, PHILOX_ENVS, device, fused=fused)
+        streams.begin_episode()
+        streams.normal(None, (12,))  # warm-up (and the fused kernel's compile)
+        sync = device_sync(device)
+        return statistics.median(timed(lambda: streams.normal(None, (12,)), sync) for _ in range(reps)) * 1e3
+
+    unfused = cost(False)
+    fused = cost(True) if device.startswith("cuda") else None  # inductor's CPU build takes minutes
+    return {
+        "envs": PHILOX_ENVS,
+        "unfused_ms": unfused,
+        "fused_ms": fused,
+        "speedup": None if fused is None else unfused / fused,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m redline.bench.gpu``: the subcommand without the CLI."""
+    parser = argparse.ArgumentParser(prog="redline bench gpu", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
+    parser.add_argument("--json", action="store_true", help="print the result as one JSON object only")
+    args = parser.parse_args(argv)
+    result = run(args)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        show(result)
+
+
+if __name__ == "__main__":
+    main()

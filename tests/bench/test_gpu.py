@@ -1,0 +1,46 @@
+"""``redline bench gpu --quick --device cpu --json``: the GPU acceptance run's CPU mode, end to end (CI)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def result() -> dict:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "redline.cli", "bench", "gpu", "--quick", "--device", "cpu", "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])  # one JSON object on the last line
+
+
+def test_every_learner_is_timed(result: dict) -> None:
+    names = {"redline_bf16_captured", "redline_bf16_eager", "redline_fp32", "rsl_rl_fp32", "rsl_rl_mixed_precision"}
+    assert set(result["update"]) == names
+    for row in result["update"].values():
+        assert row["update_ms"] > 0 and row["rollout_ms"] > 0 and row["update_gflop"] > 0
+        assert row["mfu"] is None  # no peak for a CPU
+
+
+def test_capture_plans_and_cpu_fields(result: dict) -> None:
+    assert result["capture"] == {
+        "redline_bf16_captured": "compile",
+        "redline_bf16_eager": "eager",
+        "redline_fp32": "eager",
+    }
+    assert result["shape"] == "tiny" and result["device"] == "cpu"
+    assert "reason" in result["sync_debug"]
+    assert result["philox"]["envs"] == 4096 and result["philox"]["unfused_ms"] > 0
+    assert 0.0 <= result["first_ratio_dev"] < 1e-2  # the fp32 islands keep the first minibatch's ratio at 1
+
+
+def test_show_prints_a_table(result: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    from redline.bench.gpu import show
+
+    show(result)
+    out = capsys.readouterr().out
+    assert "rsl_rl_mixed_precision" in out and "philox at 4096 envs" in out
