@@ -60,3 +60,36 @@ def test_state_round_trip() -> None:
             "total_skipped": 1,
         }
     )
+
+
+def test_overflowing_learning_rate_stops_training_naming_the_weights() -> None:
+    """lr 3e38 (finite, so the config accepts it): every step would overflow the weights; each is undone, the
+    weights stay finite, and after max_consecutive_skips iterations training stops naming them."""
+    from redline.learning import PPO
+    from redline.learning.rollout import train_iteration
+    from redline.learning.testing import DummyVecEnv
+    from tests.learning.learning_support import small_cfg
+
+    env = DummyVecEnv(num_envs=16, seed=0)
+    torch.manual_seed(0)
+    alg = PPO.from_env(env, small_cfg(learning_rate=3e38, schedule="fixed", max_consecutive_skips=2), seed=0)
+    obs = env.get_observations()
+    obs, _ = train_iteration(alg, env, obs)
+    with pytest.raises(NonFiniteError, match="the first non-finite quantity was the updated weights"):
+        train_iteration(alg, env, obs)
+    assert torch.isfinite(alg.optimizer.flat_param).all()
+
+
+def test_observation_statistics_that_would_overflow_are_not_merged() -> None:
+    from rsl_rl.modules import EmpiricalNormalization
+
+    from redline.learning.models import update_obs_normalizer
+    from redline.learning.moments import batch_moments
+
+    norm = EmpiricalNormalization(shape=3)
+    norm.train()
+    update_obs_normalizer(norm, batch_moments(torch.randn(32, 3), dim=0), torch.tensor(True))
+    before = (norm._mean.clone(), norm._var.clone(), norm.count.clone())
+    huge = torch.full((8, 3), 1e20) * torch.arange(8).reshape(-1, 1)
+    assert not update_obs_normalizer(norm, batch_moments(huge, dim=0), torch.tensor(True)).item()
+    assert all(torch.equal(a, b) for a, b in zip(before, (norm._mean, norm._var, norm.count), strict=True))

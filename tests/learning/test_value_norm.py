@@ -57,3 +57,14 @@ def test_merged_moments_of_shares_equal_the_moments_of_the_union() -> None:
     var, mean = torch.var_mean(x, dim=0)
     assert torch.equal(merged[0], torch.full((3,), 50.0))
     assert torch.allclose(merged[1], mean, atol=1e-5) and torch.allclose(variance(merged, correction=1), var, rtol=1e-5)
+
+
+def test_statistics_that_would_overflow_are_not_merged() -> None:
+    """Targets of 1e20 are finite, but their variance (1e40) is not in float32: the statistics stay as they were."""
+    vn = ValueNormalizer(enabled=True)
+    vn.update(batch_moments(torch.randn(64)), torch.tensor(True))
+    before = (vn.mean.clone(), vn.var.clone(), vn.count.clone())
+    merged = vn.update(batch_moments(torch.tensor([1e20, -1e20, 3e20, 0.0])), torch.tensor(True))
+    assert not merged.item()
+    assert all(torch.equal(a, b) for a, b in zip(before, (vn.mean, vn.var, vn.count), strict=True))
+    assert torch.isfinite(vn.var)

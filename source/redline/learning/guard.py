@@ -10,7 +10,17 @@ from __future__ import annotations
 
 import torch
 
-QUANTITIES = ("observations", "rewards", "values", "loss", "actor gradient", "critic gradient")
+QUANTITIES = (
+    "observations",
+    "rewards",
+    "values",
+    "value normaliser statistics",
+    "loss",
+    "actor gradient",
+    "critic gradient",
+    "updated weights",
+    "observation normaliser statistics",
+)
 """What the guard checks, in the order the learner checks them within an iteration."""
 
 

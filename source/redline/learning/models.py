@@ -95,7 +95,7 @@ def _in_place_activations(layers: list[nn.Module]) -> tuple[nn.Module, ...]:
 
 
 @torch.no_grad()
-def update_obs_normalizer(norm: EmpiricalNormalization, moments: torch.Tensor, ok: torch.Tensor) -> None:
+def update_obs_normalizer(norm: EmpiricalNormalization, moments: torch.Tensor, ok: torch.Tensor) -> torch.Tensor:
     """rsl_rl's ``EmpiricalNormalization.update``, from a batch's moments, applied only where the device flag ``ok``.
 
     Same running mean/variance merge as rsl_rl, minus its ``torch.tensor(batch_size, device=...)`` (a host-to-device
@@ -106,6 +106,10 @@ def update_obs_normalizer(norm: EmpiricalNormalization, moments: torch.Tensor, o
         norm: the model's normaliser; its buffers are updated in place.
         moments: ``(3, obs_dim)``: the batch's count, mean and M2 per observation dimension.
         ok: 0-dim bool; False keeps the statistics unchanged.
+
+    Returns:
+        0-dim bool: the merged statistics were finite; if not (a finite batch of ~1e20 overflows the variance),
+        they are left unchanged too (True when ``ok`` is False).
     """
     if not norm.training or norm.until is not None:
         raise ValueError("update_obs_normalizer expects a normaliser in training mode without an 'until' limit")
@@ -117,7 +121,10 @@ def update_obs_normalizer(norm: EmpiricalNormalization, moments: torch.Tensor, o
     mean = norm._mean + rate * delta
     # var' = var + rate (var_x − var + δ (mean_x − mean'))
     var = norm._var + rate * (var_x - norm._var + delta * (mean_x - mean))
-    norm._mean.copy_(torch.where(ok, mean, norm._mean))
-    norm._var.copy_(torch.where(ok, var, norm._var))
+    finite = torch.isfinite(mean).all() & torch.isfinite(var).all()
+    commit = ok & finite
+    norm._mean.copy_(torch.where(commit, mean, norm._mean))
+    norm._var.copy_(torch.where(commit, var, norm._var))
     norm._std.copy_(norm._var.sqrt())
-    norm.count.copy_(torch.where(ok, count, norm.count))
+    norm.count.copy_(torch.where(commit, count, norm.count))
+    return finite | ~ok

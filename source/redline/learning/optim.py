@@ -60,6 +60,8 @@ class FlatAdam:
         self.exp_avg_sq = torch.zeros(total, **kw)
         self.steps = torch.zeros((), **kw)
         """Optimizer steps taken (skipped steps do not count), as Adam's per-parameter ``step``."""
+        self._before = (torch.empty(total, **kw), torch.empty(total, **kw), torch.empty(total, **kw))
+        """Scratch: parameters and moments before the step in progress, to undo a step that overflows."""
         self.lr = torch.tensor(float(lr), **kw)
         """The learning rate, a 0-dim device tensor; change it in place (``lr.copy_``)."""
         self.betas, self.eps = (float(betas[0]), float(betas[1])), float(eps)
@@ -91,7 +93,7 @@ class FlatAdam:
         return torch.stack([torch.linalg.vector_norm(self.flat_grad[s]) for s in self.segments])
 
     @torch.no_grad()
-    def step(self, ok: torch.Tensor, max_norm: float | None, norms: torch.Tensor | None = None) -> None:
+    def step(self, ok: torch.Tensor, max_norm: float | None, norms: torch.Tensor | None = None) -> torch.Tensor:
         """Clip each segment's gradient to ``max_norm``, then take one Adam step where ``ok`` (a device bool).
 
         Where ``ok`` is False nothing changes: parameters, moments and the step count stay as they were (the
@@ -101,9 +103,12 @@ class FlatAdam:
             ok: 0-dim bool tensor; False skips the step.
             max_norm: clip threshold per segment (``None``: no clipping).
             norms: the segments' gradient norms if already computed (:meth:`grad_norms`).
+
+        Returns:
+            0-dim bool: the parameters after the step are finite. A taken step that would make any of them non-finite
+            (a finite but huge learning rate, weights already near float32's limit) is undone: parameters, moments
+            and step count return to their values before it, so no checkpoint ever holds a non-finite weight.
         """
-        beta1, beta2 = self.betas
-        grad = self.flat_grad
         skip = (~ok).float()  # found_inf: 1.0 makes the kernel return before it touches anything
         scale = None
         if max_norm is not None:
@@ -112,6 +117,19 @@ class FlatAdam:
             # max(1, (‖g‖ + 1e-6) / max_norm); 1 on a skipped step (its norm may not be finite)
             scale = torch.where(ok, ((norms + 1e-6) / max_norm).clamp(min=1.0), 1.0)
         self.steps += ok.float()  # Adam's step count, read by the kernel for the bias corrections
+        for kept, live in zip(self._before, (self.flat_param, self.exp_avg, self.exp_avg_sq), strict=True):
+            kept.copy_(live)
+        self._adam(ok, skip, scale)
+        finite = torch.isfinite(self.flat_param).all()
+        for kept, live in zip(self._before, (self.flat_param, self.exp_avg, self.exp_avg_sq), strict=True):
+            live.copy_(torch.where(finite, live, kept))
+        self.steps -= (ok & ~finite).float()
+        return finite
+
+    def _adam(self, ok: torch.Tensor, skip: torch.Tensor, scale: torch.Tensor | None) -> None:
+        """The Adam update itself, in place (see :meth:`step`)."""
+        beta1, beta2 = self.betas
+        grad = self.flat_grad
         if torch.compiler.is_compiling():  # the fused kernel's tensor-lr overload cannot be traced (no fake impl)
             self._traceable_step(ok, scale)
             return

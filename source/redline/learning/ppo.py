@@ -262,7 +262,9 @@ class PPO:
         local = torch.cat((nonfinite.float(), batch_moments(returns), batch_moments(advantages)))
         shares = self.comm.all_gather(local.to(self.comm.device)).to(self.device)
         self._rollout_ok.copy_(self.guard.check(shares[:, :3].amax(0) > 0, first="observations"))
-        self.value_normalizer.update(merge_moments(shares[:, 3:6]), self._rollout_ok)
+        merged = self.value_normalizer.update(merge_moments(shares[:, 3:6]), self._rollout_ok)
+        # normalised targets from overflowed statistics would poison every step: the iteration skips its steps
+        self._rollout_ok.copy_(self._rollout_ok & self.guard.check(~merged.reshape(1), "value normaliser statistics"))
         d["returns"].copy_(returns)
         if not self.cfg.normalize_advantage_per_mini_batch:
             adv = merge_moments(shares[:, 6:9])
@@ -419,7 +421,8 @@ class PPO:
             opt.lr.copy_(adaptive_lr(opt.lr, kl, cfg.desired_kl, cfg.min_learning_rate, cfg.max_learning_rate))
         nonfinite = torch.cat((~torch.isfinite(step[:1]), ~torch.isfinite(norms)))  # loss, actor/critic gradient
         ok = self.guard.check(nonfinite, first="loss") & self._rollout_ok
-        opt.step(ok, cfg.max_grad_norm, norms)
+        finite = opt.step(ok, cfg.max_grad_norm, norms)  # a step whose weights overflow is undone
+        ok = ok & self.guard.check(~finite.reshape(1), first="updated weights")
         self.guard.count_step(ok)
         return step, ok, ratio_dev
 
@@ -436,7 +439,9 @@ class PPO:
         # every rank's (n, mean, M2) of every normalised model, in one all-gather, merged in rank order
         shares = self.comm.all_gather(torch.cat(local, dim=1).to(self.comm.device)).to(self.device)
         for model, moments in zip(models, shares.split(widths, dim=2), strict=True):
-            update_obs_normalizer(model.obs_normalizer, merge_moments(moments), self._rollout_ok)
+            merged = update_obs_normalizer(model.obs_normalizer, merge_moments(moments), self._rollout_ok)
+            # statistics that would overflow are not merged; the iteration counts as one that skipped
+            self.guard.count_step(self.guard.check(~merged.reshape(1), first="observation normaliser statistics"))
 
     # ---------------------------------------------------------------------------------------------------------------
     # Checkpoints

@@ -46,15 +46,19 @@ class ValueNormalizer(nn.Module):
         return torch.addcmul(self.mean, values, self.std) if self.enabled else values
 
     @torch.no_grad()
-    def update(self, moments: torch.Tensor, ok: torch.Tensor) -> None:
+    def update(self, moments: torch.Tensor, ok: torch.Tensor) -> torch.Tensor:
         """Merge a batch of value targets, given as its ``(n, mean, M2)`` moments (:mod:`redline.learning.moments`,
         0-dim each), into the running statistics, only where the device flag ``ok``.
 
         A non-finite batch must not poison the statistics for good, so the merge is a ``torch.where`` on ``ok``
-        (no host sync).
+        (no host sync); a finite batch whose merge overflows (targets of ~1e20 square past float32) is refused the
+        same way.
+
+        Returns:
+            0-dim bool: the merged statistics were finite (True when disabled or when ``ok`` is False).
         """
         if not self.enabled:
-            return
+            return torch.ones((), dtype=torch.bool, device=self.mean.device)
         n_b, mean_b, m2_b = moments.unbind(0)
         var_b = m2_b / n_b.clamp(min=1.0)
         total = self.count + n_b.double()
@@ -63,6 +67,9 @@ class ValueNormalizer(nn.Module):
         # mu' = mu + w δ ;  var' = (1 − w) var + w var_b + w (1 − w) δ²
         mean = self.mean + w * delta
         var = (1.0 - w) * self.var + w * var_b + w * (1.0 - w) * delta.square()
-        self.mean.copy_(torch.where(ok, mean, self.mean))
-        self.var.copy_(torch.where(ok, var, self.var))
-        self.count.copy_(torch.where(ok, total, self.count))
+        finite = torch.isfinite(mean) & torch.isfinite(var)
+        commit = ok & finite
+        self.mean.copy_(torch.where(commit, mean, self.mean))
+        self.var.copy_(torch.where(commit, var, self.var))
+        self.count.copy_(torch.where(commit, total, self.count))
+        return finite | ~ok
