@@ -29,6 +29,7 @@ BENCHES = {
     "train": ("redline.bench.train", "redline vs rsl_rl on real tasks over seeds: time to a target, IQM [CI]"),
     "distributed": ("redline.bench.distributed", "the redline learner on 1 vs --nproc ranks, same global batch"),
     "seeding": ("redline.bench.seeding", "per-reset cost of each seeding strategy"),
+    "physics": ("redline.bench.physics", "MuJoCo-Warp vs MuJoCo-C (physics=mujoco_cpu) env steps/s on the CPU"),
     "gpu": ("redline.bench.gpu", "the GPU acceptance run (syncs, captured update, Philox); --pack builds its bundle"),
 }
 """``redline bench <name>``: the module that implements it (``add_arguments``, ``run``, ``show``) and its summary."""

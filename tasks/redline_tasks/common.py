@@ -43,6 +43,20 @@ def begin_episodes(streams: EnvStreams, env_ids: Sequence[int] | torch.Tensor) -
     return streams.strategy is not Strategy.SHARED
 
 
+def with_mujoco_cpu(physics: Any) -> Any:
+    """A task's physics preset group with one more choice, ``mujoco_cpu``: MuJoCo's C engine with the solver
+    options of the group's ``newton_mjwarp`` (see :mod:`redline.physics`). Not the default."""
+    from isaaclab_tasks.utils import PresetCfg, preset
+
+    from redline.physics import PRESET_NAME, mujoco_cpu_preset
+
+    if not isinstance(physics, PresetCfg):
+        return physics  # already resolved (a copy of a resolved config runs __post_init__ again)
+    options = {name: getattr(physics, name) for name in physics.__dataclass_fields__}
+    options[PRESET_NAME] = mujoco_cpu_preset(options["newton_mjwarp"])
+    return preset(**options)
+
+
 def use_play_defaults(cfg: Any) -> None:
     """What every ``-Play`` twin changes in its training config: 16 envs and ``eval`` seeding."""
     cfg.scene.num_envs = 16

@@ -95,6 +95,7 @@ OTHER = [
     (["bench", "learner", "--iterations", "0"], "--iterations: must be a positive integer"),
     (["bench", "learner", "--shape", "huge"], "invalid choice: 'huge'"),
     (["bench", "env"], "the following arguments are required: --task"),
+    (["bench", "physics", "--device", "cuda"], "--device: bench physics compares CPU physics backends (valid: cpu)"),
 ]
 
 

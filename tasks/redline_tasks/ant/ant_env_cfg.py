@@ -10,7 +10,7 @@ from isaaclab_tasks.core.locomotion.ant.ant_direct_env_cfg import AntEnvCfg as I
 from redline.assets import ANT_REL, asset_path
 from redline.assets.scene import LocalPlaneTerrainImporter
 
-from ..common import SeedingCfg, use_play_defaults
+from ..common import SeedingCfg, use_play_defaults, with_mujoco_cpu
 
 ##
 # Scene
@@ -46,6 +46,10 @@ class AntEnvCfg(IsaacAntEnvCfg):
 
     cpu_num_envs: int = 64
     """Default number of envs when the simulation runs on the CPU (``scene.num_envs`` is the GPU default)."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.sim.physics = with_mujoco_cpu(self.sim.physics)  # physics=mujoco_cpu: MuJoCo's C engine, all cores
 
 
 @configclass

@@ -9,7 +9,7 @@ from isaaclab_tasks.core.cartpole.cartpole_direct_env_cfg import CartpoleSceneCf
 from redline.assets import CARTPOLE_REL, asset_path
 from redline.assets.scene import local_ground_plane_cfg
 
-from ..common import SeedingCfg, use_play_defaults
+from ..common import SeedingCfg, use_play_defaults, with_mujoco_cpu
 
 ##
 # Scene
@@ -53,6 +53,10 @@ class CartpoleEnvCfg(IsaacCartpoleEnvCfg):
 
     cpu_num_envs: int = 256
     """Default number of envs when the simulation runs on the CPU (``scene.num_envs`` is the GPU default)."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.sim.physics = with_mujoco_cpu(self.sim.physics)  # physics=mujoco_cpu: MuJoCo's C engine, all cores
 
 
 @configclass

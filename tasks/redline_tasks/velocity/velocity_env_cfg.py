@@ -28,7 +28,7 @@ from isaaclab_tasks.core.velocity.velocity_env_cfg import RoughPhysicsCfg
 
 from redline.assets.scene import LocalPlaneTerrainImporter
 
-from ..common import SeedingCfg
+from ..common import SeedingCfg, with_mujoco_cpu
 from . import mdp
 from .mdp import noisy_term
 
@@ -251,4 +251,5 @@ class VelocityFlatEnvCfg(ManagerBasedRLEnvCfg):
         newton_mjwarp.solver_cfg.nconmax = 35
         newton_mjwarp.num_substeps = 1  # 5 ms MuJoCo steps as in legged_gym (Isaac Lab: 2 x 2.5 ms); 1.6x faster
         self.sim.physics.default = newton_mjwarp
+        self.sim.physics = with_mujoco_cpu(self.sim.physics)  # physics=mujoco_cpu: MuJoCo's C engine, all cores
         self.scene.contact_forces.update_period = self.sim.dt

@@ -14,6 +14,7 @@ import torch
 from isaaclab.envs.mdp import randomize_rigid_body_material
 from isaaclab.managers import EventTermCfg, ManagerTermBase, SceneEntityCfg
 from isaaclab.utils import math as math_utils
+from newton.solvers import SolverMuJoCo
 
 from redline.seeding import EnvStreams, Strategy
 
@@ -175,7 +176,7 @@ class randomize_friction(randomize_rigid_body_material):
         impl: Any = self._impl
         binding = getattr(impl, "_friction_binding", None)
         solver = getattr(getattr(impl, "_newton_manager", None), "_solver", None)
-        if binding is None or type(solver).__name__ != "SolverMuJoCo" or streams_of(env).strategy is Strategy.SHARED:
+        if binding is None or not isinstance(solver, SolverMuJoCo) or streams_of(env).strategy is Strategy.SHARED:
             super().__call__(
                 env,
                 env_ids,

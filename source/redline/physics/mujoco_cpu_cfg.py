@@ -1,0 +1,44 @@
+"""Configs of the ``mujoco_cpu`` physics preset (light: no simulator import)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+from isaaclab.utils import configclass
+from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg
+
+PRESET_NAME = "mujoco_cpu"
+"""The preset token: ``physics=mujoco_cpu``."""
+
+
+@configclass
+class MuJoCoCPUSolverCfg(MJWarpSolverCfg):
+    """MuJoCo's C engine, one ``MjData`` per env, stepped by ``mujoco.rollout`` on ``nthread`` threads.
+
+    The other fields mean what they mean for MuJoCo-Warp; ``use_mujoco_contacts`` must stay True (MuJoCo-C finds
+    its own contacts) and ``use_mujoco_cpu`` False (that is Newton's single-world CPU path, not this one).
+    """
+
+    class_type: Any = "redline.physics.mujoco_cpu:NewtonMuJoCoCPUManager"
+    """Isaac Lab's MuJoCo-Warp manager, building :class:`redline.physics.mujoco_cpu.SolverMuJoCoCPU`."""
+
+    nthread: int | None = None
+    """Threads stepping the envs; None: the cores this process may use (``os.sched_getaffinity``)."""
+
+
+def mujoco_cpu_preset(mjwarp: NewtonCfg, nthread: int | None = None) -> NewtonCfg:
+    """The ``mujoco_cpu`` twin of a task's MuJoCo-Warp preset: the same solver options, dt and substeps, MuJoCo's
+    own contact detection (Newton's collision pipeline feeds MuJoCo-Warp only), no CUDA graph."""
+    solver = mjwarp.solver_cfg
+    if not isinstance(solver, MJWarpSolverCfg):
+        raise TypeError(f"mujoco_cpu_preset expects a MuJoCo-Warp NewtonCfg, got solver_cfg {type(solver).__name__}")
+    fields = {f.name: getattr(solver, f.name) for f in dataclasses.fields(solver) if f.name != "class_type"}
+    fields.update(use_mujoco_contacts=True, use_mujoco_cpu=False)
+    cfg = copy.deepcopy(mjwarp)
+    cfg.solver_cfg = MuJoCoCPUSolverCfg(**fields, nthread=nthread)
+    cfg.class_type = cfg.solver_cfg.class_type
+    cfg.collision_cfg = None
+    cfg.use_cuda_graph = False
+    return cfg
