@@ -20,3 +20,7 @@ def test_tiny_shape_reports_both_learners_and_their_ratio(capsys: pytest.Capture
     assert result["speedup"] == pytest.approx(rsl["total_s"] / red["total_s"])
     # redline's update dispatches fewer aten ops than rsl_rl's (fused Adam, closed-form Gaussian, no host syncs)
     assert red["ops_per_update"] < rsl["ops_per_update"]
+    # the stock loop with redline's update (the drop-in algorithm class) runs redline's update: its op count
+    drop = result["drop_in"]
+    assert drop["update_s"] > 0 and result["drop_in_speedup"] == pytest.approx(rsl["total_s"] / drop["total_s"])
+    assert drop["ops_per_update"] < rsl["ops_per_update"]

@@ -137,13 +137,16 @@ def synthetic_env(shape: dict[str, Any], device: str, seed: int) -> Any:
     return DummyVecEnv(shape["num_envs"], shape["num_obs"], shape["num_actions"], device=device, seed=seed)
 
 
-def rsl_rl_loop(shape: dict[str, Any], bf16: bool, device: str, seed: int = 0) -> Loop:
-    """rsl_rl 5.5.1's ``OnPolicyRunner.learn`` loop body (without its logger) on a synthetic env."""
+def rsl_rl_loop(shape: dict[str, Any], bf16: bool, device: str, seed: int = 0, class_name: str = "PPO") -> Loop:
+    """rsl_rl 5.5.1's ``OnPolicyRunner.learn`` loop body (without its logger) on a synthetic env, with the algorithm
+    ``class_name`` (rsl_rl's ``PPO``, or redline's drop-in :data:`redline.learning.rsl_rl.CLASS_PATH`)."""
     from rsl_rl.runners import OnPolicyRunner
     from rsl_rl.utils import check_nan
 
     env = synthetic_env(shape, device, seed)
-    alg = OnPolicyRunner(env, rsl_rl_cfg(shape, bf16), log_dir=None, device=device).alg
+    cfg = rsl_rl_cfg(shape, bf16)
+    cfg["algorithm"]["class_name"] = class_name
+    alg = OnPolicyRunner(env, cfg, log_dir=None, device=device).alg
     alg.train_mode()
 
     def record(obs: Any, rewards: torch.Tensor, dones: torch.Tensor, extras: dict) -> None:
@@ -184,12 +187,16 @@ def bench_learner(shape_name: str, precision: str, device: str, iterations: int)
     """Both learners at ``shape_name`` and ``precision`` (``bf16``/``fp32``), timed in alternation; returns a
     JSON-ready dict."""
     shape = SHAPES[shape_name]
+    from redline.learning.rsl_rl import CLASS_PATH
+
     loops = {
         "rsl_rl": rsl_rl_loop(shape, precision == "bf16", device),
         "redline": redline_loop(shape, precision, device)[0],
+        # rsl_rl's stock loop with redline's update (algorithm.class_name): what a stock-script user gets
+        "drop_in": rsl_rl_loop(shape, precision == "bf16", device, class_name=CLASS_PATH),
     }
     timings = time_interleaved(loops, iterations, device)
-    rsl, red = timings["rsl_rl"], timings["redline"]
+    rsl, red, drop = timings["rsl_rl"], timings["redline"], timings["drop_in"]
     return {
         "shape": shape_name,
         "precision": precision,
@@ -199,8 +206,10 @@ def bench_learner(shape_name: str, precision: str, device: str, iterations: int)
         "iterations_timed": iterations,
         "rsl_rl": dataclasses.asdict(rsl) | {"total_s": rsl.total_s},
         "redline": dataclasses.asdict(red) | {"total_s": red.total_s},
+        "drop_in": dataclasses.asdict(drop) | {"total_s": drop.total_s},
         "speedup": rsl.total_s / red.total_s,
         "update_speedup": rsl.update_s / red.update_s,
+        "drop_in_speedup": rsl.total_s / drop.total_s,
     }
 
 
@@ -214,7 +223,7 @@ def show(result: dict[str, Any]) -> None:
         f"  {'learner':<8} {'rollout s':>10} {'update s':>10} {'total s/it':>11} {'aten ops/update':>16}"
         f" {'GEMM share':>11}"
     )
-    for name in ("rsl_rl", "redline"):
+    for name in ("rsl_rl", "redline", "drop_in"):
         t = result[name]
         ops = "-" if t["ops_per_update"] is None else f"{t['ops_per_update']:,}"
         gemm = "-" if t["gemm_share"] is None else f"{t['gemm_share']:.0%}"
@@ -225,6 +234,9 @@ def show(result: dict[str, Any]) -> None:
         floor = red["gemm_share"] * red["update_s"] / result["rsl_rl"]["total_s"]
         print(f"  redline's update GEMMs alone take {floor:.2f}x rsl_rl's whole iteration (profiled share)")
     print(f"  redline is {result['speedup']:.2f}x rsl_rl per iteration ({result['update_speedup']:.2f}x on the update)")
+    print(
+        f"  rsl_rl's stock loop with redline's update (drop_in): {result['drop_in_speedup']:.2f}x rsl_rl per iteration"
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,11 +19,11 @@ from redline.errors import UserError
 from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator
 from redline.learning.rollout import PhaseTimes, collect_rollout
+from redline.learning.rsl_rl import bind_action_noise
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
 from redline.runners.logger import CommStats, IterationLogger
 from redline.runners.stop import Stopped, StopRequest
 from redline.runs.checkpoints import save_atomic
-from redline.seeding import Domain, Strategy
 from redline.seeding.state import SEEDING_KEY, env_streams, gather_seeding_state, restore_seeding_state
 from redline.telemetry.profiler import IterationProfiler
 
@@ -71,10 +71,7 @@ class RedlineRunner:
                 f"seeding.env_id_offset: {int(streams.global_ids[0])} but this rank's first global env is "
                 f"{self.alg.env_offset} (ranks must run the same --num_envs)"
             )
-        if streams is not None and streams.strategy is not Strategy.SHARED:
-            # action noise from each env's own stream: a pure function of (seed, global env id, episode, step)
-            shape = (env.num_actions,)
-            self.alg.action_noise = lambda: streams.normal(None, shape, domain=Domain.POLICY)
+        bind_action_noise(self.alg, env)
 
     def learn(
         self,

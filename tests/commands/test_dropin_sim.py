@@ -1,0 +1,66 @@
+"""redline's update inside Isaac Lab's stock scripts: `isaaclab train --rl_library rsl_rl ...
+agent.algorithm.class_name=redline.learning.rsl_rl:PPO` trains, and the stock `isaaclab play` plays the result, on
+redline's Cartpole and on Isaac Lab's own Isaac-Cartpole-Direct (assets from `redline assets`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from redline.learning.rsl_rl import CLASS_PATH
+
+pytestmark = pytest.mark.sim
+
+ISAACLAB = str(Path(sys.executable).with_name("isaaclab"))
+COMMON = ["--rl_library", "rsl_rl", "--device", "cpu", "agent.device=cpu", "--num_envs", "16"]
+
+
+def _env() -> dict[str, str]:
+    from redline.assets import ensure_asset_root
+
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "ISAACSIM_ASSET_ROOT": str(ensure_asset_root())}
+
+
+def _play_until_running(args: list[str], cwd: Path, timeout_s: float = 600) -> str:
+    """Start the stock play script (it plays until interrupted), wait for its playback loop, stop it with Ctrl-C."""
+    out = cwd / "play.txt"
+    with open(out, "w") as log:
+        proc = subprocess.Popen([ISAACLAB, "play", *args], cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=_env())
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and proc.poll() is None and "playback is running" not in out.read_text():
+            time.sleep(0.5)
+        running = proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    text = out.read_text()
+    assert running and "playback is running" in text, text[-3000:]
+    return text
+
+
+@pytest.mark.parametrize("task", ["Redline-Cartpole", "Isaac-Cartpole-Direct"])
+def test_stock_train_and_play_with_redlines_update(task: str, tmp_path: Path) -> None:
+    override = f"agent.algorithm.class_name={CLASS_PATH}"
+    trained = subprocess.run(
+        [ISAACLAB, "train", "--task", task, *COMMON, "--max_iterations", "2", override],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=_env(),
+    )
+    assert trained.returncode == 0, (trained.stdout[-3000:], trained.stderr[-3000:])
+    assert "Traceback" not in trained.stderr
+    (checkpoint,) = tmp_path.glob("logs/rsl_rl/*/*/model_1.pt")
+    text = _play_until_running(["--task", task, *COMMON, "--checkpoint", str(checkpoint), override], tmp_path)
+    assert "Traceback" not in text
+    exported = checkpoint.parent / "exported"
+    assert (exported / "policy.pt").is_file() and (exported / "policy.onnx").is_file()
