@@ -129,15 +129,21 @@ def test_adaptive_lr_directions_and_bounds() -> None:
     assert adapt(0.001, torch.tensor(9e-3)) == pytest.approx(1e-2)  # capped
 
 
-def test_a_step_that_would_overflow_the_weights_is_undone() -> None:
-    """A finite gradient and a finite but absurd learning rate: the step is refused and nothing changes."""
+def test_a_step_that_overflows_the_weights_is_reported_and_rolled_back() -> None:
+    """A finite gradient and a finite but absurd learning rate: the step says its weights are not finite, and
+    restore_unless returns everything to the snapshot."""
     actor, critic = _nets()
     flat = FlatAdam([actor.parameters(), critic.parameters()], lr=3e38)
     _set_grads(list(actor.parameters()) + list(critic.parameters()), torch.Generator().manual_seed(0))
     before = (flat.flat_param.clone(), flat.exp_avg.clone(), flat.exp_avg_sq.clone(), flat.steps.clone())
+    flat.snapshot()
     finite = flat.step(torch.tensor(True), max_norm=1.0)
     assert not finite.item()
+    flat.restore_unless(finite)
     after = (flat.flat_param, flat.exp_avg, flat.exp_avg_sq, flat.steps)
     assert all(torch.equal(a, b) for a, b in zip(before, after, strict=True))
     flat.lr.fill_(1e-2)
-    assert flat.step(torch.tensor(True), max_norm=1.0).item() and flat.steps.item() == 1
+    flat.snapshot()
+    ok = flat.step(torch.tensor(True), max_norm=1.0)
+    flat.restore_unless(ok)
+    assert ok.item() and flat.steps.item() == 1 and not torch.equal(flat.flat_param, before[0])

@@ -60,8 +60,10 @@ class FlatAdam:
         self.exp_avg_sq = torch.zeros(total, **kw)
         self.steps = torch.zeros((), **kw)
         """Optimizer steps taken (skipped steps do not count), as Adam's per-parameter ``step``."""
-        self._before = (torch.empty(total, **kw), torch.empty(total, **kw), torch.empty(total, **kw))
-        """Scratch: parameters and moments before the step in progress, to undo a step that overflows."""
+        self._snapshot = tuple(
+            torch.empty_like(x) for x in (self.flat_param, self.exp_avg, self.exp_avg_sq, self.steps)
+        )
+        """Parameters, moments and step count at the last :meth:`snapshot`."""
         self.lr = torch.tensor(float(lr), **kw)
         """The learning rate, a 0-dim device tensor; change it in place (``lr.copy_``)."""
         self.betas, self.eps = (float(betas[0]), float(betas[1])), float(eps)
@@ -105,9 +107,9 @@ class FlatAdam:
             norms: the segments' gradient norms if already computed (:meth:`grad_norms`).
 
         Returns:
-            0-dim bool: the parameters after the step are finite. A taken step that would make any of them non-finite
-            (a finite but huge learning rate, weights already near float32's limit) is undone: parameters, moments
-            and step count return to their values before it, so no checkpoint ever holds a non-finite weight.
+            0-dim bool: the parameters after the step are finite (one reduction over them). A finite gradient can
+            still overflow them (a finite but huge learning rate, weights near float32's limit); the caller then
+            rolls back to a :meth:`snapshot` (:meth:`restore_unless`).
         """
         skip = (~ok).float()  # found_inf: 1.0 makes the kernel return before it touches anything
         scale = None
@@ -117,14 +119,23 @@ class FlatAdam:
             # max(1, (‖g‖ + 1e-6) / max_norm); 1 on a skipped step (its norm may not be finite)
             scale = torch.where(ok, ((norms + 1e-6) / max_norm).clamp(min=1.0), 1.0)
         self.steps += ok.float()  # Adam's step count, read by the kernel for the bias corrections
-        for kept, live in zip(self._before, (self.flat_param, self.exp_avg, self.exp_avg_sq), strict=True):
-            kept.copy_(live)
         self._adam(ok, skip, scale)
-        finite = torch.isfinite(self.flat_param).all()
-        for kept, live in zip(self._before, (self.flat_param, self.exp_avg, self.exp_avg_sq), strict=True):
-            live.copy_(torch.where(finite, live, kept))
-        self.steps -= (ok & ~finite).float()
-        return finite
+        # one reduction instead of an elementwise isfinite (~5x fewer passes): a NaN or Inf anywhere makes the sum
+        # non-finite; a finite sum past float32's range would need weights near 1e33, overflowing anyway
+        return torch.isfinite(self.flat_param.sum())
+
+    def snapshot(self) -> None:
+        """Keep the parameters, moments and step count (three flat copies; once per update, not per step)."""
+        for kept, live in zip(self._snapshot, self._state(), strict=True):
+            kept.copy_(live)
+
+    def restore_unless(self, ok: torch.Tensor) -> None:
+        """Return to the last :meth:`snapshot` where the device flag ``ok`` is False (no host read)."""
+        for kept, live in zip(self._snapshot, self._state(), strict=True):
+            live.copy_(torch.where(ok, live, kept))
+
+    def _state(self) -> tuple[torch.Tensor, ...]:
+        return self.flat_param, self.exp_avg, self.exp_avg_sq, self.steps
 
     def _adam(self, ok: torch.Tensor, skip: torch.Tensor, scale: torch.Tensor | None) -> None:
         """The Adam update itself, in place (see :meth:`step`)."""

@@ -123,6 +123,8 @@ class PPO:
         self.guard = NanGuard(cfg.max_consecutive_skips, self.device)
         self._rollout_ok = torch.ones((), dtype=torch.bool, device=self.device)
         """The rollout was finite (device bool); updated in place, as a captured step reads its address."""
+        self._weights_ok = torch.ones((), dtype=torch.bool, device=self.device)
+        """Every step of this update left the weights finite (device bool; else the update is rolled back)."""
         self.capture_plan = capture.resolve(cfg.capture, self.device, self.comm.distributed, cfg.capture_backend)
         """How :meth:`act`'s policy pass and each gradient step run (:mod:`redline.learning.capture`)."""
         self._policy_step = capture.wrap(self._policy, self.capture_plan, "policy inference")
@@ -332,6 +334,8 @@ class PPO:
         if not st.full:
             raise RuntimeError("update before a complete rollout and compute_returns")
         opt.bind_grads()
+        opt.snapshot()  # an update that overflows the weights rolls back to here
+        self._weights_ok.fill_(True)
         sums = torch.zeros(len(STEP_METRICS), device=self.device)
         steps_taken = torch.zeros((), device=self.device)
         first_ratio_dev = None
@@ -352,6 +356,7 @@ class PPO:
                 first_ratio_dev = ratio_dev.clone() if first_ratio_dev is None else first_ratio_dev
                 sums += torch.where(ok, step, 0.0)
                 steps_taken += ok.float()
+        opt.restore_unless(self._weights_ok)  # no checkpoint ever holds an overflowed weight
         self._update_obs_normalizers()
         skipped = self.guard.skipped.clone()
         self.guard.end_iteration()  # the iteration's one host read; raises after too many skipping iterations
@@ -421,7 +426,8 @@ class PPO:
             opt.lr.copy_(adaptive_lr(opt.lr, kl, cfg.desired_kl, cfg.min_learning_rate, cfg.max_learning_rate))
         nonfinite = torch.cat((~torch.isfinite(step[:1]), ~torch.isfinite(norms)))  # loss, actor/critic gradient
         ok = self.guard.check(nonfinite, first="loss") & self._rollout_ok
-        finite = opt.step(ok, cfg.max_grad_norm, norms)  # a step whose weights overflow is undone
+        finite = opt.step(ok, cfg.max_grad_norm, norms)  # finite gradients can still overflow the weights
+        self._weights_ok.copy_(self._weights_ok & finite)
         ok = ok & self.guard.check(~finite.reshape(1), first="updated weights")
         self.guard.count_step(ok)
         return step, ok, ratio_dev
