@@ -74,3 +74,23 @@ def test_list_shows_every_task_and_its_play_twin(capsys: pytest.CaptureFixture) 
     out = capsys.readouterr().out
     for task in ("Redline-Cartpole", "Redline-Ant", "Redline-Velocity-Flat-Go1"):
         assert f"\n{task} " in out and f"\n{task}-Play " in out
+
+
+def test_a_stop_signal_is_exit_status_128_plus_it_and_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    import signal
+    from pathlib import Path
+
+    import redline.commands.train as train_command
+    from redline.runners.stop import Stopped
+
+    def stopped(opts: object) -> None:
+        raise Stopped(signal.SIGTERM, 7, Path("run/model_7.pt"))
+
+    monkeypatch.setattr(train_command, "train", stopped)
+    assert main(["train", "--task", "Redline-Cartpole"]) == 143
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "redline train: stopped by SIGTERM after iteration 7; checkpoint run/model_7.pt (continue with --resume)"
+    ]
