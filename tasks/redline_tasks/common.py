@@ -57,6 +57,26 @@ def with_mujoco_cpu(physics: Any) -> Any:
     return preset(**options)
 
 
+@configclass
+class RedlineTaskCfg:
+    """What every redline direct task's config adds to Isaac Lab's (list it first among the bases): per-env seeding,
+    a CPU env count, and the ``mujoco_cpu`` physics preset. World origins must not depend on ``num_envs``
+    (``env_spacing = 0``, set by each task's scene): then an env's physics is bitwise the same in any partition of
+    the envs (Newton worlds never collide with each other)."""
+
+    seeding: SeedingCfg = SeedingCfg()
+    """Where reset states come from; ``per_env`` by default."""
+    cpu_num_envs: int = 64
+    """Default number of envs when the simulation runs on the CPU (``scene.num_envs`` is the GPU default)."""
+
+    def __post_init__(self) -> None:
+        parent = getattr(super(), "__post_init__", None)
+        if parent is not None:
+            parent()
+        cfg: Any = self
+        cfg.sim.physics = with_mujoco_cpu(cfg.sim.physics)  # physics=mujoco_cpu: MuJoCo's C engine, all cores
+
+
 def use_play_defaults(cfg: Any) -> None:
     """What every ``-Play`` twin changes in its training config: 16 envs and ``eval`` seeding."""
     cfg.scene.num_envs = 16

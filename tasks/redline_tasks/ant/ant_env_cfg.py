@@ -10,7 +10,7 @@ from isaaclab_tasks.core.locomotion.ant.ant_direct_env_cfg import AntEnvCfg as I
 from redline.assets import ANT_REL, asset_path
 from redline.assets.scene import LocalPlaneTerrainImporter
 
-from ..common import SeedingCfg, use_play_defaults, with_mujoco_cpu
+from ..common import RedlineTaskCfg, use_play_defaults
 
 ##
 # Scene
@@ -33,23 +33,14 @@ class AntSceneCfg(IsaacAntSceneCfg):
 
 
 @configclass
-class AntEnvCfg(IsaacAntEnvCfg):
+class AntEnvCfg(RedlineTaskCfg, IsaacAntEnvCfg):
     """Isaac Lab's Ant: same observations (60), actions (8 joint efforts) and rewards (progress, heading, up,
     alive, energy and action costs)."""
 
     scene: AntSceneCfg = AntSceneCfg(num_envs=4096, env_spacing=0.0, replicate_physics=True, clone_in_fabric=True)
 
-    # env_spacing 0: world origins do not depend on num_envs, so an env's physics is bitwise the same in any
-    # partition of the envs (Newton worlds never collide with each other).
-    seeding: SeedingCfg = SeedingCfg()
-    """Where reset states come from; ``per_env`` by default (see :mod:`redline_tasks.common`)."""
-
     cpu_num_envs: int = 64
     """Default number of envs when the simulation runs on the CPU (``scene.num_envs`` is the GPU default)."""
-
-    def __post_init__(self):
-        super().__post_init__()
-        self.sim.physics = with_mujoco_cpu(self.sim.physics)  # physics=mujoco_cpu: MuJoCo's C engine, all cores
 
 
 @configclass

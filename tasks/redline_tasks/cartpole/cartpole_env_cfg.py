@@ -9,7 +9,7 @@ from isaaclab_tasks.core.cartpole.cartpole_direct_env_cfg import CartpoleSceneCf
 from redline.assets import CARTPOLE_REL, asset_path
 from redline.assets.scene import local_ground_plane_cfg
 
-from ..common import SeedingCfg, use_play_defaults, with_mujoco_cpu
+from ..common import RedlineTaskCfg, use_play_defaults
 
 ##
 # Scene
@@ -35,7 +35,7 @@ class CartpoleSceneCfg(IsaacCartpoleSceneCfg):
 
 
 @configclass
-class CartpoleEnvCfg(IsaacCartpoleEnvCfg):
+class CartpoleEnvCfg(RedlineTaskCfg, IsaacCartpoleEnvCfg):
     """Isaac Lab's cartpole: same dynamics, observations (4), action (1 force, x100 N) and rewards.
 
     Rewards per step (x ``step_dt``): alive +1, terminated -2, pole angle^2 x -1, |cart vel| x -0.01,
@@ -46,17 +46,8 @@ class CartpoleEnvCfg(IsaacCartpoleEnvCfg):
         num_envs=4096, env_spacing=0.0, replicate_physics=True, clone_in_fabric=True
     )
 
-    # env_spacing 0: world origins do not depend on num_envs, so an env's physics is bitwise the same in any
-    # partition of the envs (Newton worlds never collide with each other).
-    seeding: SeedingCfg = SeedingCfg()
-    """Where reset states come from; ``per_env`` by default (see :mod:`redline_tasks.common`)."""
-
     cpu_num_envs: int = 256
     """Default number of envs when the simulation runs on the CPU (``scene.num_envs`` is the GPU default)."""
-
-    def __post_init__(self):
-        super().__post_init__()
-        self.sim.physics = with_mujoco_cpu(self.sim.physics)  # physics=mujoco_cpu: MuJoCo's C engine, all cores
 
 
 @configclass
