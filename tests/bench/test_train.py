@@ -1,44 +1,155 @@
-"""``redline bench train``'s reading of a run: time and env steps to the first iteration at the threshold."""
+"""``redline bench train``: reading a run, the study's resume and its statistics, on fake runs (no simulator)."""
 
 from __future__ import annotations
 
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from redline.bench.train import TrainBenchOptions, bench_train, summarize_run
+from redline.bench import train as study
+from redline.bench.train import StudyOptions, run_study, summarize_run, train_command
 from redline.errors import UserError
 
 
-def _records(rewards: list[float | None], key: str = "mean_reward") -> list[dict]:
+def _records(rewards: list[float | None], key: str = "mean_reward") -> list[dict[str, Any]]:
     return [
-        {"iteration": i, "wall_time_s": 2.0 * (i + 1), "env_steps": 100 * (i + 1), key: r}
+        {"iteration": i, "wall_time_s": 2.0 * (i + 1), "env_steps": 100 * (i + 1), key: r, "collect_s": 1.5}
         for i, r in enumerate(rewards)
     ]
 
 
-def test_first_crossing_of_the_episode_window_mean() -> None:
+def test_first_crossing_of_the_reward_key() -> None:
     s = summarize_run(_records([None, 1.0, 4.95, 4.0, 4.99]), 4.9)
-    assert s == {
-        "solved": True,
-        "iteration": 2,
-        "wall_s": 6.0,
-        "env_steps": 300,
-        "final_reward": 4.99,
-        "total_wall_s": 10.0,
-    }
+    assert (s["reached"], s["iteration"], s["env_steps_to_target"], s["wall_s_to_target"]) == (True, 2, 300, 6.0)
+    assert (s["total_env_steps"], s["total_wall_s"], s["final_reward"], s["collect_s"]) == (500, 10.0, 4.99, 7.5)
 
 
-def test_rsl_rl_runs_are_read_by_their_window_mean_not_the_last_100() -> None:
-    records = _records([1.0, 4.95], key="mean_reward_window")
+def test_both_learners_are_read_by_mean_reward_not_the_window() -> None:
+    records = _records([1.0, 1.0])
     for r in records:
-        r["mean_reward"] = 0.0  # rsl_rl's last-100 mean lags: not the compared statistic
-    assert summarize_run(records, 4.9)["iteration"] == 1
+        r["mean_reward_window"] = 5.0  # the per-iteration window mean is not the compared statistic
+    assert not summarize_run(records, 4.9)["reached"]
 
 
-def test_never_reaching_the_threshold_is_not_solved() -> None:
+def test_a_censored_run_is_kept_and_counts_at_its_total() -> None:
     s = summarize_run(_records([1.0, 2.0]), 4.9)
-    assert not s["solved"] and s["wall_s"] is None and s["final_reward"] == 2.0
+    assert not s["reached"] and s["env_steps_to_target"] is None and s["final_reward"] == 2.0
+    assert list(study.metric_values([s], "env_steps_to_target")) == [200.0]
+    assert list(study.metric_values([s], "wall_s_to_target")) == [4.0]
 
 
-def test_unknown_opponent_is_refused() -> None:
+def test_unknown_opponent_and_missing_target_are_refused() -> None:
     with pytest.raises(UserError, match="--vs: unknown learner 'sb3'"):
-        bench_train(TrainBenchOptions(vs="sb3"))
+        StudyOptions(vs="sb3")
+    with pytest.raises(UserError, match="--target: no target for Redline-Ant"):
+        StudyOptions(tasks=("Redline-Cartpole", "Redline-Ant"))
+
+
+def test_learners_alternate_seed_by_seed() -> None:
+    plan = study.study_plan(StudyOptions(seeds=(1, 2, 3)))
+    assert [learner for _, _, learner in plan] == ["redline", "rsl_rl", "rsl_rl", "redline", "redline", "rsl_rl"]
+
+
+def test_overrides_reach_the_redline_learner_only() -> None:
+    opts = StudyOptions(overrides=("agent.algorithm.gamma=0.98",))
+    assert "agent.algorithm.gamma=0.98" in train_command(opts, "Redline-Cartpole", "redline", 1)
+    assert "agent.algorithm.gamma=0.98" not in train_command(opts, "Redline-Cartpole", "rsl_rl", 1)
+
+
+class FakeTrainer:
+    """Stands in for a training subprocess: a made-up learning curve per (learner, seed); can fail on call k."""
+
+    def __init__(self, fail_on: int | None = None) -> None:
+        self.calls: list[tuple[str, int]] = []
+        self.fail_on = fail_on
+
+    def __call__(self, opts: StudyOptions, task: str, learner: str, seed: int) -> dict[str, Any]:
+        self.calls.append((learner, seed))
+        if self.fail_on is not None and len(self.calls) == self.fail_on:
+            raise UserError("bench train: simulated crash")
+        speed = 1.0 if learner == "redline" else 0.5  # redline climbs twice as fast: reaches 4.9 earlier
+        rewards = [min(5.0, speed * (i + 1) + 0.01 * seed) for i in range(12)]
+        record = {"task": task, "learner": learner, "seed": seed, "command": train_command(opts, task, learner, seed)}
+        return {**record, **summarize_run(_records(rewards), opts.targets[task])}
+
+
+def test_study_writes_json_and_plot_and_redline_wins_on_fake_runs(tmp_path: Path) -> None:
+    opts = StudyOptions(seeds=(1, 2, 3, 4), out=tmp_path / "s", bootstrap_reps=100)
+    result = run_study(opts, FakeTrainer())
+    cart = json.loads((tmp_path / "s" / "study.json").read_text())["tasks"]["Redline-Cartpole"]
+    assert (tmp_path / "s" / "study.png").stat().st_size > 1000
+    assert cart["learners"]["redline"]["env_steps_to_target"]["iqm"] == 500.0  # 1.0 * 5 + 0.01 s >= 4.9 at it 4
+    assert cart["learners"]["rsl_rl"]["env_steps_to_target"]["iqm"] == 1000.0  # 0.5 * 10 >= 4.9 at it 9
+    assert cart["p_improvement"]["env_steps_to_target"]["p"] == 1.0
+    assert cart["p_improvement"]["final_reward"]["p"] == 0.5  # both end at 5.0: all ties
+    assert "censored" in result["censoring"]
+
+
+def test_resume_keeps_finished_runs_and_runs_only_the_missing(tmp_path: Path) -> None:
+    opts = StudyOptions(seeds=(1, 2, 3), out=tmp_path / "s", bootstrap_reps=50)
+    with pytest.raises(UserError, match="simulated crash"):
+        run_study(opts, FakeTrainer(fail_on=4))
+    assert len(list((tmp_path / "s" / "runs").rglob("seed*.json"))) == 3  # each recorded as it finished
+    with pytest.raises(UserError, match="already holds runs; pass --resume"):
+        run_study(opts, FakeTrainer())
+    resumed = FakeTrainer()
+    opts = StudyOptions(seeds=(1, 2, 3), out=tmp_path / "s", bootstrap_reps=50, resume=True)
+    result = run_study(opts, resumed)
+    assert resumed.calls == [("redline", 2), ("redline", 3), ("rsl_rl", 3)]
+    assert result["tasks"]["Redline-Cartpole"]["learners"]["rsl_rl"]["runs"] == 3
+
+
+def test_resume_reruns_a_run_whose_command_changed(tmp_path: Path) -> None:
+    run_study(StudyOptions(seeds=(1,), out=tmp_path / "s", bootstrap_reps=20), FakeTrainer())
+    ablation = StudyOptions(
+        seeds=(1,), out=tmp_path / "s", bootstrap_reps=20, resume=True, overrides=("agent.algorithm.gamma=0.98",)
+    )
+    again = FakeTrainer()
+    run_study(ablation, again)
+    assert again.calls == [("redline", 1)]  # the rsl_rl run's command is unchanged: kept
+
+
+def test_command_line_options() -> None:
+    parser = argparse.ArgumentParser()
+    study.add_arguments(parser)
+    args = parser.parse_args(
+        ["--tasks", "Redline-Cartpole,Redline-Ant", "--seed-list", "3,5", "--target", "Redline-Ant=1000"]
+    )
+    opts = study.options_from_args(args)
+    assert opts.tasks == ("Redline-Cartpole", "Redline-Ant") and opts.seeds == (3, 5)
+    assert opts.targets == {"Redline-Cartpole": 4.9, "Redline-Ant": 1000.0}
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--target", "4.9"])
+
+
+def test_learner_config_runs_the_redline_learner_through_ablate() -> None:
+    opts = StudyOptions(learner_config=("reshuffle_each_epoch=false",))
+    command = train_command(opts, "Redline-Cartpole", "redline", 1)
+    assert command[:3] == ["reshuffle_each_epoch=false", "--", "train"]
+    assert "--" not in train_command(opts, "Redline-Cartpole", "rsl_rl", 1)
+    with pytest.raises(UserError, match="--learner-config: 'reshufle=false'"):
+        StudyOptions(learner_config=("reshufle=false",))
+
+
+def test_ablate_sets_ppo_config_fields_on_top_of_the_agent_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    from redline.bench import ablate
+    from redline.learning import PPOConfig
+
+    assert ablate.parse_fields(["reshuffle_each_epoch=False", "num_mini_batches=8", "precision=fp32"]) == {
+        "reshuffle_each_epoch": False,
+        "num_mini_batches": 8,
+        "precision": "fp32",
+    }
+    built: list[PPOConfig] = []
+
+    def fake_cli(argv: list[str]) -> int:
+        built.append(PPOConfig.from_rsl_rl({"algorithm": {"class_name": "PPO"}}, precision="fp32"))
+        return 0
+
+    monkeypatch.setattr("redline.cli.main", fake_cli)
+    monkeypatch.setattr(PPOConfig, "from_rsl_rl", PPOConfig.from_rsl_rl)  # restored after the test
+    assert ablate.main(["stratify_minibatches=false", "--", "train"]) == 0
+    assert not built[0].stratify_minibatches and built[0].reshuffle_each_epoch and built[0].precision == "fp32"

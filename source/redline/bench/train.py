@@ -1,128 +1,474 @@
-"""``redline bench train``: the redline learner vs rsl_rl 5.5.1 on a real task, same envs and seeds, side by side.
+"""``redline bench train``: a learning study of the redline learner against rsl_rl 5.5.1 on real tasks.
 
-For each seed both learners train the task in their own process (``redline train --learner ...``), one after the
-other, so machine load drifts hit both alike. From each run's ``metrics.jsonl`` it takes the first iteration whose
-mean return over the episodes that finished in it reaches the threshold (the same statistic for both learners:
-``mean_reward`` for redline, ``mean_reward_window`` for rsl_rl), and reports the wall time and env steps to get
-there, the final reward, and the medians over seeds with their ratio.
+For every task and seed both learners train in their own process (``redline train --learner ...``) on the same env
+config and seed; the order alternates seed by seed (redline first on even positions, rsl_rl first on odd ones), so
+drifts in machine load hit both alike. Each finished run's summary is written to the study folder at once
+(atomically), so an interrupted study resumes with ``--resume`` and runs only what is missing.
+
+Per run, from its ``metrics.jsonl`` and the reward key ``mean_reward`` (for both learners the mean return of the last
+100 finished episodes, rsl_rl's statistic): env steps and wall time to the first iteration at the task's target,
+final return, and the normalised area under the learning curve. A run that never reaches the target is *censored*:
+it counts as not reached and is never dropped; in the IQM, its CI and P(improvement) its time to target is the run's
+total (a lower bound on the true time), as ``study.json`` states. Across seeds, per task and learner: the IQM with a
+95 % percentile bootstrap CI, and the probability that a redline run beats an rsl_rl run
+(:mod:`redline.bench.stats`).
+
+Study folder layout::
+
+    study.json                           options, statistics and every run's summary
+    study.png                            learning curves: IQM over seeds with a bootstrap CI band, both learners
+    runs/<task>/<learner>/seed<k>.json   one finished run: its command, summary and learning curve
+    train/<task>/seed<k>/<learner>/      the run's own folder (metrics.jsonl, train.log)
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import datetime
 import json
-import statistics
+import os
+import shutil
 import subprocess
 import sys
-import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from redline import options
+from redline.bench import stats
+from redline.bench.ablate import parse_fields
 from redline.errors import UserError
+
+LEARNER = "redline"
+OPPONENTS = ("rsl_rl", "none")
+"""``--vs`` choices; ``none`` runs the redline learner alone (an ablation to hold against an earlier study)."""
+DEFAULT_TARGETS = {"Redline-Cartpole": 4.9}
+"""Target mean return per task when ``--target`` does not name it (Cartpole's maximum is 5.0 per episode)."""
+REWARD_KEY = "mean_reward"
+"""The ``metrics.jsonl`` key read for both learners: mean return of the last 100 finished episodes."""
+METRICS = {
+    "env_steps_to_target": False,
+    "wall_s_to_target": False,
+    "final_reward": True,
+    "auc": True,
+}
+"""Metric -> higher is better (time and steps to the target: lower is better)."""
+CENSORING = (
+    "a run that never reaches the target is censored: reached=false and its *_to_target is null in the run's "
+    "summary; for the IQM, its CI and P(improvement) its env steps / wall time to target count as the run's total "
+    "(a lower bound on the true value), never dropped"
+)
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainBenchOptions:
+class StudyOptions:
     """What ``redline bench train`` runs."""
 
-    task: str = "Redline-Cartpole"
-    """Registered task id."""
+    tasks: tuple[str, ...] = ("Redline-Cartpole",)
+    """Registered task ids."""
+    seeds: tuple[int, ...] = (42, 43, 44)
+    """Seeds; each runs every learner on every task."""
+    targets: Mapping[str, float] = dataclasses.field(default_factory=lambda: dict(DEFAULT_TARGETS))
+    """Target mean return per task (every task needs one)."""
     vs: str = "rsl_rl"
-    """The other learner (only ``rsl_rl``)."""
-    seeds: int = 3
-    """Seeds ``seed, seed + 1, ...``; each runs both learners."""
-    seed: int = 42
-    """First seed."""
-    threshold: float = 4.9
-    """Mean episode return that counts as solved (4.9 of 5.0 for Cartpole)."""
-    max_iterations: int = 80
-    """Iterations per run (a run that never reaches the threshold counts as not solved)."""
+    """The other learner, one of :data:`OPPONENTS`."""
+    max_iterations: int = 100
+    """Learning iterations per run [iterations]."""
+    out: Path = Path("logs/bench_train")
+    """The study folder."""
+    resume: bool = False
+    """Keep the finished runs in ``out`` whose command matches this study's, run only the missing ones."""
+    device: str | None = None
+    """``cpu`` / ``cuda`` / ``cuda:N`` (None: ``redline train``'s default)."""
+    precision: str | None = None
+    """The redline learner's ``--precision`` (None: not passed, the task's agent config decides)."""
     num_envs: int | None = None
     """Envs per run (None: the task's default for the device)."""
-    device: str | None = None
-    """``cpu`` / ``cuda`` (None: cuda:0 when present)."""
-    precision: str = "auto"
-    """The redline learner's precision."""
+    overrides: tuple[str, ...] = ()
+    """``agent.*``/``env.*`` overrides for the redline learner only."""
+    learner_config: tuple[str, ...] = ()
+    """``FIELD=VALUE`` of the redline learner's PPOConfig (ablation switches; :mod:`redline.bench.ablate`)."""
+    bootstrap_reps: int = 2000
+    """Bootstrap resamples per confidence interval."""
+
+    def __post_init__(self) -> None:
+        if self.vs not in OPPONENTS:
+            raise UserError(f"--vs: unknown learner '{self.vs}' (valid: {', '.join(OPPONENTS)})")
+        if not self.tasks:
+            raise UserError("--tasks: name at least one task")
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            raise UserError(f"--seeds: expected distinct seeds, got {list(self.seeds)}")
+        missing = [t for t in self.tasks if t not in self.targets]
+        if missing:
+            raise UserError(f"--target: no target for {', '.join(missing)} (e.g. --target {missing[0]}=4.9)")
+        if self.max_iterations < 1:
+            raise UserError(f"--max_iterations: must be >= 1, got {self.max_iterations}")
+        parse_fields(self.learner_config)  # a misspelt field fails here, not after the first runs
+
+    @property
+    def learners(self) -> tuple[str, ...]:
+        """The learners this study trains."""
+        return (LEARNER,) if self.vs == "none" else (LEARNER, self.vs)
 
 
-def _train(opts: TrainBenchOptions, learner: str, seed: int, log_root: Path) -> Path:
-    argv = ["train", "--task", opts.task, "--learner", learner, "--seed", str(seed)]
-    argv += ["--max_iterations", str(opts.max_iterations), "--log_root", str(log_root), "--run_name", learner]
-    argv += ["agent.save_interval=100000"]
-    if learner == "redline":
-        argv += ["--precision", opts.precision]
+# ---------------------------------------------------------------------------------------------------------------------
+# One run
+
+
+def train_command(opts: StudyOptions, task: str, learner: str, seed: int) -> list[str]:
+    """The ``redline train`` arguments of one run (without the interpreter and the log folder); with a
+    ``learner_config``, :mod:`redline.bench.ablate`'s ``FIELD=VALUE ... --`` in front."""
+    argv = ["train", "--task", task, "--learner", learner, "--seed", str(seed)]
+    argv += ["--max_iterations", str(opts.max_iterations), "--run_name", learner]
     if opts.num_envs is not None:
         argv += ["--num_envs", str(opts.num_envs)]
     if opts.device is not None:
         argv += ["--device", opts.device]
-    proc = subprocess.run([sys.executable, "-m", "redline.cli", *argv], capture_output=True, text=True)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise UserError(f"bench train: {learner} seed {seed} failed: {last}")
-    (run,) = [d for d in log_root.glob(f"*/*_{learner}") if d.is_dir()]
-    return run
+    if learner == LEARNER and opts.precision is not None:
+        argv += ["--precision", opts.precision]
+    argv += ["agent.save_interval=1000000"]  # checkpoints only at the end
+    if learner == LEARNER:
+        argv += list(opts.overrides)
+        if opts.learner_config:
+            argv = [*opts.learner_config, "--", *argv]
+    return argv
 
 
-def summarize_run(metrics: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
-    """Time and env steps to the first iteration whose episode-window mean return reaches ``threshold``.
+def summarize_run(records: list[dict[str, Any]], target: float, reward_key: str = REWARD_KEY) -> dict[str, Any]:
+    """One run's summary from its ``metrics.jsonl`` records.
 
     Args:
-        metrics: the run's ``metrics.jsonl`` records.
-        threshold: the return that counts as solved.
+        records: the records, in iteration order (``iteration``, ``env_steps``, ``wall_time_s``, ``reward_key``,
+            optionally ``collect_s``/``learn_s`` [s]).
+        target: the mean return that counts as reaching the target.
+        reward_key: the record key of the return.
 
     Returns:
-        ``solved``, ``wall_s`` / ``env_steps`` / ``iteration`` at the crossing (None when never reached),
-        ``final_reward`` (the last record's), ``total_wall_s``.
+        ``reached``; ``iteration``, ``env_steps_to_target`` and ``wall_s_to_target`` [s] at the first record whose
+        return is >= ``target`` (None when censored); ``total_env_steps``, ``total_wall_s`` [s]; ``final_reward``
+        (the last record's); ``auc`` (:func:`~redline.bench.stats.normalized_auc`, return units); ``collect_s`` and
+        ``learn_s``, summed over the run [s]; ``curve``: ``env_steps``, ``wall_s`` and ``reward`` per iteration.
     """
-
-    def reward(r: dict[str, Any]) -> float | None:
-        return r.get("mean_reward_window", r.get("mean_reward"))
-
-    hit = next((r for r in metrics if (reward(r) or float("-inf")) >= threshold), None)
+    if not records:
+        raise UserError("bench train: a run wrote no metrics records")
+    rewards = [r.get(reward_key) for r in records]
+    steps = [int(r["env_steps"]) for r in records]
+    walls = [float(r["wall_time_s"]) for r in records]
+    hit = stats.first_crossing(rewards, target)
     return {
-        "solved": hit is not None,
-        "iteration": None if hit is None else hit["iteration"],
-        "wall_s": None if hit is None else hit["wall_time_s"],
-        "env_steps": None if hit is None else hit["env_steps"],
-        "final_reward": reward(metrics[-1]) if metrics else None,
-        "total_wall_s": metrics[-1]["wall_time_s"] if metrics else None,
+        "reached": hit is not None,
+        "iteration": None if hit is None else int(records[hit]["iteration"]),
+        "env_steps_to_target": None if hit is None else steps[hit],
+        "wall_s_to_target": None if hit is None else walls[hit],
+        "total_env_steps": steps[-1],
+        "total_wall_s": walls[-1],
+        "final_reward": rewards[-1],
+        "auc": stats.normalized_auc(steps, rewards),
+        "collect_s": sum(float(r.get("collect_s") or 0.0) for r in records),
+        "learn_s": sum(float(r.get("learn_s") or 0.0) for r in records),
+        "curve": {"env_steps": steps, "wall_s": walls, "reward": rewards},
     }
 
 
-def bench_train(opts: TrainBenchOptions) -> dict[str, Any]:
-    """Train both learners on ``opts.seeds`` seeds; returns per-run summaries, medians and ratios."""
-    if opts.vs != "rsl_rl":
-        raise UserError(f"--vs: unknown learner '{opts.vs}' (valid: rsl_rl)")
-    learners = ("redline", opts.vs)
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in learners}
-    with tempfile.TemporaryDirectory(prefix="redline-bench-train-") as tmp:
-        for i in range(opts.seeds):
-            seed = opts.seed + i
-            for name in learners:
-                run = _train(opts, name, seed, Path(tmp) / f"seed{seed}")
-                records = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
-                runs[name].append({"seed": seed, **summarize_run(records, opts.threshold)})
-                print(f"[bench train] {name} seed {seed}: {runs[name][-1]}", file=sys.stderr, flush=True)
-
-    def median(name: str, key: str) -> float | None:
-        values = [r[key] for r in runs[name] if r[key] is not None]
-        return statistics.median(values) if len(values) == len(runs[name]) else None  # None unless every seed solved
-
-    medians = {name: {k: median(name, k) for k in ("wall_s", "env_steps", "final_reward")} for name in learners}
-    ours, theirs = medians["redline"], medians[opts.vs]
-    wall_ratio = None if ours["wall_s"] is None or theirs["wall_s"] is None else ours["wall_s"] / theirs["wall_s"]
-    return {"task": opts.task, "threshold": opts.threshold, "runs": runs, "medians": medians, "wall_ratio": wall_ratio}
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` through a temporary file and a rename (never a half-written file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, path)
 
 
-def print_train_bench(result: dict[str, Any]) -> None:
-    """Human-readable table of :func:`bench_train`'s result."""
-    print(f"redline bench train: {result['task']}, threshold {result['threshold']}")
-    for name, runs in result["runs"].items():
-        for r in runs:
-            to = f"{r['wall_s']:.1f} s / {r['env_steps']} env steps (it {r['iteration']})" if r["solved"] else "never"
-            print(f"  {name:8s} seed {r['seed']}: threshold at {to}; final reward {r['final_reward']:.3f}")
-    for name, m in result["medians"].items():
-        wall = "n/a (not every seed solved)" if m["wall_s"] is None else f"{m['wall_s']:.1f} s"
-        print(f"  median {name:8s}: {wall} to threshold, env steps {m['env_steps']}, final {m['final_reward']}")
-    if result["wall_ratio"] is not None:
-        print(f"  redline / rsl_rl wall time to threshold: {result['wall_ratio']:.2f} (target <= 0.6)")
+def run_path(out: Path, task: str, learner: str, seed: int) -> Path:
+    """Where one finished run's record lives in the study folder."""
+    return out / "runs" / task / learner / f"seed{seed}.json"
+
+
+def load_finished(out: Path, task: str, learner: str, seed: int, command: list[str]) -> dict[str, Any] | None:
+    """The finished run's record if the study folder holds one made by ``command``, else None."""
+    path = run_path(out, task, learner, seed)
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text())
+    return record if record.get("command") == command else None
+
+
+def _train_once(opts: StudyOptions, task: str, learner: str, seed: int) -> dict[str, Any]:
+    """Train one run in a subprocess; returns its record (``command`` and :func:`summarize_run`'s summary)."""
+    command = train_command(opts, task, learner, seed)
+    log_root = opts.out / "train" / task / f"seed{seed}" / learner
+    if log_root.exists():
+        shutil.rmtree(log_root)  # a run interrupted before it finished: start it over
+    log_root.mkdir(parents=True)
+    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    with open(log_root / "train.log", "w") as log:
+        module = "redline.bench.ablate" if "--" in command else "redline.cli"
+        argv = [sys.executable, "-m", module, *command, "--log_root", str(log_root)]
+        proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, check=False)
+    if proc.returncode != 0:
+        lines = (log_root / "train.log").read_text().strip().splitlines() or ["(no output)"]
+        raise UserError(f"bench train: {task} {learner} seed {seed} failed: {lines[-1]} (log: {log_root}/train.log)")
+    (metrics,) = log_root.glob("*/*/metrics.jsonl")
+    records = [json.loads(x) for x in metrics.read_text().splitlines() if x.strip()]
+    return {
+        "task": task,
+        "learner": learner,
+        "seed": seed,
+        "command": command,
+        "started": started,
+        "run_dir": str(metrics.parent),
+        **summarize_run(records, opts.targets[task]),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Across seeds
+
+
+def metric_values(runs: list[dict[str, Any]], metric: str) -> np.ndarray:
+    """One value per run; a censored run's time to target is its total (see :data:`CENSORING`)."""
+    if metric == "env_steps_to_target":
+        return np.array([r[metric] if r["reached"] else r["total_env_steps"] for r in runs], dtype=float)
+    if metric == "wall_s_to_target":
+        return np.array([r[metric] if r["reached"] else r["total_wall_s"] for r in runs], dtype=float)
+    return np.array([np.nan if r[metric] is None else r[metric] for r in runs], dtype=float)
+
+
+def summarize_learner(runs: list[dict[str, Any]], reps: int, seed: int = 0) -> dict[str, Any]:
+    """IQM [95 % CI], median and mean of every metric in :data:`METRICS` over one learner's runs of one task."""
+    out: dict[str, Any] = {"runs": len(runs), "reached": sum(bool(r["reached"]) for r in runs)}
+    for metric in METRICS:
+        x = metric_values(runs, metric)
+        x = x[np.isfinite(x)]
+        if x.size == 0:
+            out[metric] = None
+            continue
+        low, high = stats.stratified_bootstrap_ci([x], reps=reps, seed=seed)
+        out[metric] = {
+            "iqm": stats.iqm(x),
+            "ci95": [low, high],
+            "median": float(np.median(x)),
+            "mean": float(np.mean(x)),
+        }
+    out["collect_s"] = float(np.mean([r["collect_s"] for r in runs]))
+    out["learn_s"] = float(np.mean([r["learn_s"] for r in runs]))
+    return out
+
+
+def compare(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], reps: int, seed: int = 0) -> dict[str, Any]:
+    """P(a redline run beats a run of the other learner) per metric, with a 95 % bootstrap CI."""
+    out: dict[str, Any] = {}
+    for metric, higher_better in METRICS.items():
+        sign = 1.0 if higher_better else -1.0  # lower time is better: compare negated values
+        x, y = sign * metric_values(ours, metric), sign * metric_values(theirs, metric)
+        x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+        if x.size == 0 or y.size == 0:
+            out[metric] = None
+            continue
+        low, high = stats.probability_of_improvement_ci(x, y, reps=reps, seed=seed)
+        out[metric] = {"p": stats.probability_of_improvement(x, y), "ci95": [low, high]}
+    return out
+
+
+def analyse(opts: StudyOptions, runs: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """The study's result (``study.json``) from its runs: ``runs[task][learner]`` = run records."""
+    tasks: dict[str, Any] = {}
+    for task in opts.tasks:
+        by = runs[task]
+        entry: dict[str, Any] = {
+            "target": opts.targets[task],
+            "learners": {name: summarize_learner(by[name], opts.bootstrap_reps) for name in opts.learners},
+            "runs": {name: [{k: v for k, v in r.items() if k != "curve"} for r in by[name]] for name in opts.learners},
+        }
+        if opts.vs != "none":
+            entry["p_improvement"] = compare(by[LEARNER], by[opts.vs], opts.bootstrap_reps)
+        tasks[task] = entry
+    options = {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts)}
+    options.update(out=str(opts.out), targets=dict(opts.targets))
+    result: dict[str, Any] = {
+        "options": options,
+        "reward_key": REWARD_KEY,
+        "statistics": (
+            "IQM = scipy.stats.trim_mean(x, 0.25) over seeds; ci95 = 95 % percentile bootstrap over seeds "
+            f"({opts.bootstrap_reps} resamples, numpy seed 0, stratified by task); p_improvement = P(redline run "
+            "better than a run of the other learner), Mann-Whitney U / (n m), ties 1/2; lower is better for "
+            "*_to_target"
+        ),
+        "censoring": CENSORING,
+        "auc": "mean of the learning curve over env steps (trapezoid), in return units",
+        "tasks": tasks,
+    }
+    if len(opts.tasks) > 1 and opts.vs != "none":
+        result["p_improvement_mean_over_tasks"] = {
+            m: float(np.mean([tasks[t]["p_improvement"][m]["p"] for t in opts.tasks]))
+            for m in METRICS
+            if all(tasks[t]["p_improvement"][m] is not None for t in opts.tasks)
+        }
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The study
+
+
+def study_plan(opts: StudyOptions) -> list[tuple[str, int, str]]:
+    """``(task, seed, learner)`` in run order: seed by seed, the learners' order alternating between seeds."""
+    plan = []
+    for task in opts.tasks:
+        for i, seed in enumerate(opts.seeds):
+            order = opts.learners if i % 2 == 0 else tuple(reversed(opts.learners))
+            plan += [(task, seed, learner) for learner in order]
+    return plan
+
+
+def run_study(opts: StudyOptions, train_fn: Any = None) -> dict[str, Any]:
+    """Run (or resume) the study, write ``study.json`` and ``study.png`` into ``opts.out``; returns the result.
+
+    Args:
+        opts: the study.
+        train_fn: ``(opts, task, learner, seed) -> record`` (default: train in a subprocess); tests pass a fake.
+            A record needs ``command`` (:func:`train_command`'s) to be kept by a resume.
+    """
+    train_fn = _train_once if train_fn is None else train_fn
+    if not opts.resume and (opts.out / "runs").exists() and any((opts.out / "runs").rglob("*.json")):
+        raise UserError(f"--out: {opts.out} already holds runs; pass --resume to continue it, or choose a new folder")
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {t: {name: [] for name in opts.learners} for t in opts.tasks}
+    plan = study_plan(opts)
+    for n, (task, seed, learner) in enumerate(plan, 1):
+        record = load_finished(opts.out, task, learner, seed, train_command(opts, task, learner, seed))
+        kept = record is not None
+        if record is None:
+            record = train_fn(opts, task, learner, seed)
+            write_json_atomic(run_path(opts.out, task, learner, seed), record)  # kept even if a later run fails
+        runs[task][learner].append(record)
+        to = f"it {record['iteration']}, {record['wall_s_to_target']:.1f} s" if record["reached"] else "not reached"
+        note = " (kept)" if kept else ""
+        print(f"[bench train] {n}/{len(plan)} {task} {learner} seed {seed}: {to}{note}", file=sys.stderr, flush=True)
+    for by in runs.values():
+        for recs in by.values():
+            recs.sort(key=lambda r: opts.seeds.index(r["seed"]))
+    result = analyse(opts, runs)
+    write_json_atomic(opts.out / "study.json", result)
+    from redline.bench.plot import plot_study
+
+    plot_study(opts, runs, opts.out / "study.png")
+    result["plot"] = str(opts.out / "study.png")
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Command line
+
+
+def _target(text: str) -> tuple[str, float]:
+    """``TASK=RETURN`` -> ``(task, return)`` (an argparse type)."""
+    task, _, value = text.rpartition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not task or not np.isfinite(number):
+        raise argparse.ArgumentTypeError(f"expected TASK=RETURN (e.g. Redline-Cartpole=4.9), got '{text}'")
+    return task, number
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``redline bench train``'s options (the CLI adds ``--json`` and ``--device``)."""
+    parser.add_argument("--tasks", default="Redline-Cartpole", help="comma-separated task ids (Redline-Cartpole)")
+    parser.add_argument("--seeds", type=options.positive_int, default=3, help="seeds seed, seed+1, ... (3)")
+    parser.add_argument("--seed", type=options.seed, default=42, help="first seed (42)")
+    parser.add_argument("--seed-list", default=None, help="comma-separated seeds (instead of --seeds/--seed)")
+    parser.add_argument("--vs", default="rsl_rl", help="the other learner: rsl_rl | none (redline alone)")
+    parser.add_argument("--max_iterations", type=options.positive_int, default=100, help="iterations per run (100)")
+    parser.add_argument(
+        "--target", type=_target, action="append", default=[], help="TASK=RETURN, per task (Redline-Cartpole=4.9)"
+    )
+    parser.add_argument("--out", default=None, help="study folder (logs/bench_train/<date>)")
+    parser.add_argument("--resume", action="store_true", help="keep the finished runs in --out, run the rest")
+    parser.add_argument("--num_envs", type=int, default=None, help="envs per run (the task's default)")
+    parser.add_argument("--precision", default=None, help="redline learner: auto | bf16 | fp32 (the agent config's)")
+    parser.add_argument(
+        "--override", action="append", default=[], help="redline learner only: agent.x=y / env.x=y (repeatable)"
+    )
+    parser.add_argument(
+        "--learner-config",
+        action="append",
+        default=[],
+        help="redline learner only: PPOConfig FIELD=VALUE, e.g. reshuffle_each_epoch=false (repeatable; ablations)",
+    )
+
+
+def options_from_args(args: argparse.Namespace) -> StudyOptions:
+    """:class:`StudyOptions` from the parsed command line."""
+    if args.seed_list:
+        try:
+            seeds = tuple(int(s) for s in args.seed_list.split(",") if s.strip())
+        except ValueError:
+            raise UserError(f"--seed-list: expected comma-separated integers, got '{args.seed_list}'") from None
+    else:
+        if args.seeds < 1:
+            raise UserError(f"--seeds: must be >= 1, got {args.seeds}")
+        seeds = tuple(range(args.seed, args.seed + args.seeds))
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    return StudyOptions(
+        tasks=tuple(t.strip() for t in args.tasks.split(",") if t.strip()),
+        seeds=seeds,
+        targets={**DEFAULT_TARGETS, **dict(args.target)},
+        vs=args.vs,
+        max_iterations=args.max_iterations,
+        out=Path(args.out) if args.out else Path("logs/bench_train") / stamp,
+        resume=args.resume,
+        device=getattr(args, "device", None),
+        precision=args.precision,
+        num_envs=args.num_envs,
+        overrides=tuple(args.override),
+        learner_config=tuple(args.learner_config),
+    )
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the study the parsed arguments describe; returns ``study.json``'s content."""
+    return run_study(options_from_args(args))
+
+
+def _fmt(entry: dict[str, Any] | None, scale: float = 1.0, digits: int = 1) -> str:
+    if entry is None:
+        return "n/a"
+    low, high = entry["ci95"]
+    return f"{entry['iqm'] / scale:.{digits}f} [{low / scale:.{digits}f}, {high / scale:.{digits}f}]"
+
+
+def show(result: dict[str, Any]) -> None:
+    """Print the study's table: IQM [95 % CI] per learner and task, and P(improvement)."""
+    print(f"redline bench train: {result['options']['out']} (reward key '{result['reward_key']}')")
+    for task, entry in result["tasks"].items():
+        print(f"\n{task}, target {entry['target']}: IQM [95 % CI] over seeds; censored runs count at their total")
+        print(
+            f"  {'learner':8s} {'reached':>8s}  {'env steps to target (k)':>26s}  {'wall s to target':>22s}  ", end=""
+        )
+        print(f"{'final return':>24s}  {'AUC':>24s}")
+        for name, s in entry["learners"].items():
+            reached = f"{s['reached']}/{s['runs']}"
+            print(f"  {name:8s} {reached:>8s}  {_fmt(s['env_steps_to_target'], 1e3):>26s}  ", end="")
+            print(f"{_fmt(s['wall_s_to_target']):>22s}  {_fmt(s['final_reward'], digits=3):>24s}  ", end="")
+            print(f"{_fmt(s['auc'], digits=3):>24s}")
+        for metric, p in (entry.get("p_improvement") or {}).items():
+            if p is not None:
+                print(f"  P(redline better) {metric}: {p['p']:.2f} [{p['ci95'][0]:.2f}, {p['ci95'][1]:.2f}]")
+    if "plot" in result:
+        print(f"\nplot: {result['plot']}")
+
+
+if __name__ == "__main__":  # until the CLI wires it: python -m redline.bench.train --tasks ... --out ...
+    _parser = argparse.ArgumentParser(prog="python -m redline.bench.train")
+    add_arguments(_parser)
+    _parser.add_argument("--device", default=None, help="cpu | cuda | cuda:N")
+    _parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    _args = _parser.parse_args()
+    try:
+        _result = run(_args)
+    except UserError as e:
+        sys.exit(f"error: {e}")
+    print(json.dumps(_result)) if _args.json else show(_result)
