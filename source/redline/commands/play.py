@@ -127,7 +127,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
                 vec_env, policy, opts.steps, ckpt_path.parent / "videos" / f"play_{ckpt_path.stem}.mp4"
             )
         else:
-            stats = rollout(vec_env, policy, opts.steps)
+            stats = play_episodes(vec_env, policy, opts.steps)
     print(f"[redline] {stats.summary()}", flush=True)
     print(f"[redline] exported {export_dir / 'policy.pt'} and {export_dir / 'policy.onnx'}", flush=True)
     return export_dir, stats
@@ -144,31 +144,36 @@ def _rollout_recorded(vec_env: Any, policy: Any, steps: int, path: Path) -> Epis
             recorder.capture()
 
     try:
-        stats = rollout(vec_env, policy, steps, capture)
+        stats = play_episodes(vec_env, policy, steps, capture)
     finally:
         recorder.close()
     print(f"[redline] video: {path} ({recorder.frames} frames, {recorder.tiles} envs)", flush=True)
     return stats
 
 
-def rollout(vec_env: Any, policy: Any, steps: int, after_step: Callable[[int], None] | None = None) -> EpisodeStats:
-    """Step ``vec_env`` with ``policy`` for ``steps`` steps, printing each finished episode; ``after_step(i)`` is
-    called after step ``i``."""
+def play_episodes(
+    vec_env: Any, policy: Any, steps: int, after_step: Callable[[int], None] | None = None
+) -> EpisodeStats:
+    """Step ``vec_env`` with ``policy`` for ``steps`` steps through the one rollout loop
+    (:func:`redline.learning.rollout.rollout`), printing each finished episode; ``after_step(i)`` is called after
+    step ``i``."""
     import torch
+
+    from redline.learning.rollout import rollout
 
     stats = EpisodeStats()
     n = vec_env.num_envs
     ret = torch.zeros(n, device=vec_env.device)
     length = torch.zeros(n, dtype=torch.long, device=vec_env.device)
-    obs = vec_env.get_observations()
-    for step in range(steps):
-        with torch.inference_mode():
-            obs, rewards, dones, _ = vec_env.step(policy(obs))
+    count = [0]
+
+    def record(_obs: Any, rewards: torch.Tensor, dones: torch.Tensor, _extras: dict) -> None:
         if after_step is not None:
-            after_step(step)
-        ret += rewards
-        length += 1
-        for env_id in dones.nonzero().flatten().tolist():
+            after_step(count[0])
+        count[0] += 1
+        ret.add_(rewards)
+        length.add_(1)
+        for env_id in dones.nonzero().flatten().tolist():  # play reads every step: it prints each episode
             stats.returns.append(float(ret[env_id]))
             stats.lengths.append(int(length[env_id]))
             print(
@@ -178,4 +183,6 @@ def rollout(vec_env: Any, policy: Any, steps: int, after_step: Callable[[int], N
             )
         ret[dones.bool()] = 0
         length[dones.bool()] = 0
+
+    rollout(vec_env, vec_env.get_observations(), steps, policy, record, finish=lambda _obs: None)
     return stats
