@@ -1,14 +1,8 @@
 """The redline PPO learner: rollout bookkeeping, GAE, minibatch updates with gradient accumulation, checkpoints.
 
-Per iteration the caller runs (see :func:`redline.learning.rollout.train_iteration`)::
-
-    with torch.inference_mode():
-        for _ in range(cfg.num_steps_per_env):
-            actions = alg.act(obs)
-            obs, rewards, dones, extras = env.step(actions)
-            alg.process_env_step(rewards, dones, extras)
-        alg.compute_returns(obs)
-    metrics = alg.update()            # dict of 0-dim device tensors; read them once
+Per iteration the caller runs :func:`redline.learning.rollout.train_iteration`: ``num_steps_per_env`` x
+(:meth:`PPO.act` -> ``env.step`` -> :meth:`PPO.process_env_step`) in inference mode, :meth:`PPO.compute_returns`,
+then :meth:`PPO.update` (0-dim device tensors; read them once).
 
 Nothing in this loop reads a device value on the host except :meth:`PPO.update`'s single read of the NaN-guard
 counters at the end of the iteration.
