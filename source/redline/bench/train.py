@@ -41,6 +41,7 @@ from redline import options
 from redline.bench import stats
 from redline.bench.ablate import parse_fields
 from redline.errors import UserError
+from redline.runs.metrics import read_records
 
 LEARNER = "redline"
 OPPONENTS = ("rsl_rl", "none")
@@ -211,7 +212,7 @@ def _train_once(opts: StudyOptions, task: str, learner: str, seed: int) -> dict[
         lines = (log_root / "train.log").read_text().strip().splitlines() or ["(no output)"]
         raise UserError(f"bench train: {task} {learner} seed {seed} failed: {lines[-1]} (log: {log_root}/train.log)")
     (metrics,) = log_root.glob("*/*/metrics.jsonl")
-    records = [json.loads(x) for x in metrics.read_text().splitlines() if x.strip()]
+    records = read_records(metrics)  # a cut-short last line (a killed run) is skipped, as `redline report` does
     return {
         "task": task,
         "learner": learner,
