@@ -102,15 +102,8 @@ def test_ranks_minibatches_are_their_share_of_the_single_process_minibatches(
     for n in splits:
         parts.append(_storage_of(t, n).minibatch_indices(num_mini_batches, torch.Generator().manual_seed(7), offset, g))
         offset += n
-    for m, (idx, weight) in enumerate(whole):
-        assert weight == 1.0
-        offset, union = 0, []
-        for n, rank_parts in zip(splits, parts, strict=True):
-            local, w = rank_parts[m]
-            assert w == local.numel() / idx.numel()
-            union.append((local // n) * g + offset + local % n)  # (step, local env) -> single-process flat index
-            offset += n
-        assert torch.equal(torch.cat(union).sort().values, idx.sort().values)
+    assert all(weight == 1.0 for _, weight in whole)
+    _assert_rank_shares(whole, parts, splits)
     with pytest.raises(ValueError, match="do not fit"):
         _storage_of(t, 4).minibatch_indices(2, torch.Generator(), env_offset=5, global_num_envs=8)
 
@@ -148,6 +141,12 @@ def test_ranks_uniform_minibatches_are_their_share_of_the_single_process_ones(sp
         gen = torch.Generator().manual_seed(7)
         parts.append(_storage_of(t, n).minibatch_indices(num_mini_batches, gen, offset, g, stratified=False))
         offset += n
+    _assert_rank_shares(whole, parts, splits)
+
+
+def _assert_rank_shares(whole: list, parts: list, splits: tuple[int, ...]) -> None:
+    """Every single-process minibatch is the union of the ranks' shares, each weighted by its size."""
+    g = sum(splits)
     for m, (idx, _) in enumerate(whole):
         offset, union = 0, []
         for n, rank_parts in zip(splits, parts, strict=True):

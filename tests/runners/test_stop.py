@@ -10,7 +10,6 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from redline.learning import ModelConfig, PPOConfig
 from redline.learning.testing import DummyVecEnv
 from redline.runners.redline import RedlineRunner
 from redline.runners.stop import Stopped, StopRequest
@@ -20,15 +19,7 @@ from tests.runners import stop_support
 
 
 def _runner(run_dir: Path) -> RedlineRunner:
-    cfg = PPOConfig(
-        num_steps_per_env=4,
-        num_learning_epochs=1,
-        num_mini_batches=2,
-        precision="fp32",
-        actor=ModelConfig(hidden_dims=(8,)),
-        critic=ModelConfig(hidden_dims=(8,)),
-    )
-    return RedlineRunner(DummyVecEnv(num_envs=8, seed=0), cfg, run_dir, "cpu", seed=0, save_interval=100)
+    return RedlineRunner(DummyVecEnv(num_envs=8, seed=0), stop_support.CFG, run_dir, "cpu", seed=0, save_interval=100)
 
 
 def test_sigterm_saves_the_iteration_in_progress_and_resumes_after_it(tmp_path: Path) -> None:

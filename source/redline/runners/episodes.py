@@ -53,8 +53,7 @@ class EpisodeTracker:
         order = torch.cumsum(finished, 0) - 1
         skipped = (count - HISTORY).clamp(min=0)
         slot = torch.where(finished & (order >= skipped), (self._written + order - skipped) % HISTORY, HISTORY)
-        self._history.index_put_((torch.zeros_like(slot), slot), self._return)
-        self._history.index_put_((torch.ones_like(slot), slot), self._length)
+        self._history[:, slot] = torch.stack((self._return, self._length))
         self._written += count - skipped
         self._return *= 1.0 - done
         self._length *= 1.0 - done
