@@ -20,12 +20,26 @@ def test_env_needs_a_task(capsys: pytest.CaptureFixture) -> None:
     assert capsys.readouterr().err.strip() == "redline bench: error: the following arguments are required: --task"
 
 
+@pytest.mark.parametrize("physics", ["mujoco_cpu,mujoco_cpu", "mujoco_cpu,"])
+def test_physics_presets_must_be_distinct_names(physics: str, capsys: pytest.CaptureFixture) -> None:
+    assert main(["bench", "env", "--task", "Redline-Cartpole", "--physics", physics]) == 2
+    assert "--physics: expected distinct comma-separated preset names" in capsys.readouterr().err
+
+
+def test_an_unknown_preset_fails_before_any_env_starts(capsys: pytest.CaptureFixture) -> None:
+    argv = ["bench", "env", "--task", "Redline-Cartpole", "--physics", "mujoco_cpu,physx2", "--device", "cpu"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "physx2" in err[0], err
+
+
 @pytest.mark.sim
 def test_three_throughputs_on_cartpole(capsys: pytest.CaptureFixture) -> None:
     argv = ["bench", "env", "--task", "Redline-Cartpole", "--num_envs", "16", "--steps", "20", "--device", "cpu"]
-    assert main(argv) == 0
-    out = capsys.readouterr().out
-    assert "env throughput: Redline-Cartpole, 16 envs on cpu, 32 timed steps per env and mode (median of 2" in out
+    assert main([*argv, "--physics", "newton_mjwarp,mujoco_cpu"]) == 0
+    out, _, c_out = capsys.readouterr().out.partition("physics=mujoco_cpu")
+    assert "env throughput: Redline-Cartpole, 16 envs on cpu, physics=newton_mjwarp, 32 timed steps" in out
+    assert re.search(r"^newton_mjwarp vs mujoco_cpu: env only [\d.]+x", c_out, re.M), c_out
     sps = {
         mode: float(value.replace(",", ""))
         for mode, value in re.findall(

@@ -46,6 +46,9 @@ CASES = [
     (["env.scene.num_envs=-8"], "env.scene.num_envs: must be an integer >= 1"),
     (["env.sim.dtt=0.1"], "'env.sim' has no field 'dtt'"),
     (["env.seeding.strategy=perenv"], "unknown strategy 'perenv'"),
+    (["physics=physx2"], "Unknown preset(s): physx2 (valid: "),
+    (["env.sim.physics.solver_cfg.nthread=0"], "env.sim.physics.solver_cfg.nthread: must be an integer >= 1, got 0"),
+    (["env.sim.physics.solver_cfg.nthread=-2"], "env.sim.physics.solver_cfg.nthread: must be an integer >= 1"),
     # command options
     (["--seed", "4294967296"], "--seed: must be an integer in [0, 4294967295]"),
     (["--seed", "-1"], "--seed: must be an integer in [0, 4294967295]"),

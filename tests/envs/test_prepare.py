@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from redline.envs.prepare import EnvRequest, prepare_env
+from redline.envs.prepare import CPU_PHYSICS, EnvRequest, physics_overrides, prepare_env
 from redline.errors import UserError
 
 
@@ -52,3 +52,15 @@ def test_bad_requests_name_the_field() -> None:
         prepare_env(EnvRequest("Redline-Nope", device="cpu"))
     with pytest.raises(UserError, match="unknown strategy"):
         prepare_env(EnvRequest("Redline-Cartpole", device="cpu", seeding="random"))
+
+
+def test_the_cpu_gets_mujoco_c_unless_a_preset_is_chosen() -> None:
+    cpu = prepare_env(EnvRequest("Redline-Cartpole", device="cpu"))
+    assert type(cpu.env_cfg.sim.physics.solver_cfg).__name__ == "MuJoCoCPUSolverCfg"
+    warp = prepare_env(EnvRequest("Redline-Cartpole", device="cpu", overrides=("physics=newton_mjwarp",)))
+    assert type(warp.env_cfg.sim.physics.solver_cfg).__name__ == "MJWarpSolverCfg"  # the user's choice wins
+    assert physics_overrides("Redline-Ant", "cpu", ()) == [f"physics={CPU_PHYSICS}"]
+    assert physics_overrides("Redline-Ant", "cuda:0", ()) == []  # a GPU keeps MuJoCo-Warp
+    assert physics_overrides("Isaac-Cartpole-Direct", "cpu", ()) == []  # stock tasks have no such preset
+    with pytest.raises(UserError, match="physics=mujoco_cpu: runs on the CPU only"):
+        physics_overrides("Redline-Ant", "cuda:0", ("physics=mujoco_cpu",))

@@ -11,6 +11,10 @@ The modes are then timed in interleaved rounds — one training iteration's wort
 so a machine whose load drifts (other jobs, thermal limits) slows all three alike; each mode's throughput is the
 median over the rounds. Throughput is env steps per second summed over envs; the headline is the share of env-only
 throughput that training keeps.
+
+``--physics mujoco_cpu,newton_mjwarp`` measures the task once per physics preset, one after the other in the same
+process, and reports each preset's throughputs against the first one's (on the CPU: MuJoCo-C, the default, against
+MuJoCo-Warp).
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class EnvBenchOptions:
     """Timed env steps per env and mode, rounded up to whole training iterations; None: 4 iterations' worth."""
     precision: str = "auto"
     """The learner's precision: ``auto``, ``bf16`` or ``fp32``."""
+    physics: tuple[str, ...] = ()
+    """Physics presets to measure one after the other (``mujoco_cpu``, ``newton_mjwarp``); empty: the default."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +66,8 @@ class EnvBenchResult:
     """Env + policy inference [env steps / s]."""
     train_sps: float
     """Env + inference + training [env steps / s]."""
+    physics: str = "default"
+    """The physics preset measured (``default``: the one ``redline train`` picks for the device)."""
 
     @property
     def train_keeps(self) -> float:
@@ -70,6 +78,22 @@ class EnvBenchResult:
     def inference_keeps(self) -> float:
         """Fraction of env-only throughput that inference keeps."""
         return self.inference_sps / self.env_sps
+
+
+def bench_envs(opts: EnvBenchOptions) -> list[EnvBenchResult]:
+    """:func:`bench_env` once per physics preset of ``opts.physics`` (once with the default when empty); every
+    preset's configs are checked before the first env starts."""
+    if not opts.physics:
+        return [bench_env(opts)]
+    requests = [
+        dataclasses.replace(opts.env, overrides=(*opts.env.overrides, f"physics={preset}")) for preset in opts.physics
+    ]
+    for request in requests:
+        prepare_env(request)  # a bad preset or combination fails here, before any simulator starts
+    return [
+        dataclasses.replace(bench_env(dataclasses.replace(opts, env=request)), physics=preset)
+        for preset, request in zip(opts.physics, requests, strict=True)
+    ]
 
 
 def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
@@ -128,10 +152,24 @@ def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
     )
 
 
-def show(r: EnvBenchResult) -> None:
+def show(results: list[dict[str, Any]]) -> None:
+    """Each preset's three throughputs and shares; with several presets, each one's speed-up over the first."""
+    rows = [EnvBenchResult(**result) for result in results]
+    for r in rows:
+        show_one(r)
+    for r in rows[1:]:
+        base = rows[0]
+        print(
+            f"{base.physics} vs {r.physics}: env only {base.env_sps / r.env_sps:.2f}x, "
+            f"+ inference {base.inference_sps / r.inference_sps:.2f}x, + training {base.train_sps / r.train_sps:.2f}x"
+        )
+
+
+def show_one(r: EnvBenchResult) -> None:
     """The three throughputs and the share of env-only throughput each keeps."""
+    physics = "" if r.physics == "default" else f", physics={r.physics}"
     print(
-        f"env throughput: {r.task}, {r.num_envs} envs on {r.device}, {r.steps} timed steps per env and mode "
+        f"env throughput: {r.task}, {r.num_envs} envs on {r.device}{physics}, {r.steps} timed steps per env and mode "
         f"(median of {r.rounds} interleaved rounds)"
     )
     print(f"  {'mode':<28} {'env steps/s':>12} {'of env-only':>12}")
@@ -147,8 +185,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num_envs", type=positive_int, help="envs (default: the task's default for the device)")
     parser.add_argument("--steps", type=positive_int, help="timed env steps per env and mode (4 iterations' worth)")
     parser.add_argument("--precision", choices=PRECISIONS, default="auto", help="the learner's precision (auto)")
+    parser.add_argument(
+        "--physics",
+        type=physics_list,
+        default=(),
+        help="comma-separated physics presets measured one after the other, e.g. mujoco_cpu,newton_mjwarp "
+        "(default: the device's)",
+    )
 
 
-def run(args: argparse.Namespace) -> EnvBenchResult:
-    """``redline bench env``."""
-    return bench_env(EnvBenchOptions(EnvRequest(args.task, args.num_envs, args.device), args.steps, args.precision))
+def physics_list(text: str) -> tuple[str, ...]:
+    """``--physics``: distinct, non-empty preset names."""
+    presets = tuple(name.strip() for name in text.split(","))
+    if not all(presets) or len(set(presets)) != len(presets):
+        raise argparse.ArgumentTypeError(f"expected distinct comma-separated preset names, got '{text}'")
+    return presets
+
+
+def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """``redline bench env``: one result per physics preset."""
+    request = EnvRequest(args.task, args.num_envs, args.device)
+    results = bench_envs(EnvBenchOptions(request, args.steps, args.precision, args.physics))
+    return [dataclasses.asdict(result) for result in results]

@@ -69,6 +69,7 @@ RANGES: dict[str, Range] = {
     "env.decimation": COUNT,
     "env.episode_length_s": POSITIVE,  # [s]
     "env.seed": Range(integer=True, low=0, high=MAX_SEED, optional=True),
+    "env.sim.physics.solver_cfg.nthread": Range(integer=True, low=1, optional=True),  # physics=mujoco_cpu threads
     "agent.max_iterations": COUNT,
     "agent.save_interval": COUNT,
     "agent.num_steps_per_env": COUNT,

@@ -12,6 +12,11 @@ from typing import Any
 from redline.device import resolve_device
 from redline.envs import registry
 from redline.envs.checks import check_settings
+from redline.errors import UserError
+
+CPU_PHYSICS = "mujoco_cpu"
+"""The physics preset a redline task gets on the CPU unless a ``physics=`` override chooses one: MuJoCo's C
+engine on every core (:mod:`redline.physics`). On a GPU the task's own default (MuJoCo-Warp) stays."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,7 +35,8 @@ class EnvRequest:
     seeding: str | None = None
     """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
     overrides: tuple[str, ...] = ()
-    """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>`` / ``physics=<preset>``."""
+    """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>`` / ``physics=<preset>`` (no
+    ``physics=`` on the CPU: :data:`CPU_PHYSICS` for a redline task)."""
     play: bool = False
     """Build the task's ``-Play`` twin when one is registered."""
     rank: int = 0
@@ -66,7 +72,8 @@ def prepare_env(request: EnvRequest, default_num_envs: int | None = None) -> Pre
     task = registry.resolve_task_id(request.task)
     env_task = registry.play_twin(task) if request.play else task
     device = resolve_device(request.device)
-    env_cfg, agent_cfg = registry.load_cfgs(env_task, "rsl_rl_cfg_entry_point", list(request.overrides))
+    overrides = physics_overrides(env_task, device, request.overrides)
+    env_cfg, agent_cfg = registry.load_cfgs(env_task, "rsl_rl_cfg_entry_point", overrides)
     overridden = any(token.partition("=")[0] == "env.scene.num_envs" for token in request.overrides)
     task_default = getattr(env_cfg, "cpu_num_envs", None) if device == "cpu" else None
     if request.num_envs is not None:
@@ -84,6 +91,20 @@ def prepare_env(request: EnvRequest, default_num_envs: int | None = None) -> Pre
     agent_cfg.seed = request.seed
     check_settings(env_cfg, agent_cfg, request.overrides)  # before any simulator starts
     return PreparedEnv(env_task, device, env_cfg, agent_cfg)
+
+
+def physics_overrides(task: str, device: str, overrides: tuple[str, ...]) -> list[str]:
+    """``overrides`` with the physics preset for ``device``: :data:`CPU_PHYSICS` added for a redline task on the
+    CPU when no ``physics=`` token chooses one; ``physics=mujoco_cpu`` with a CUDA device is a one-line error."""
+    chosen = [token.partition("=")[2] for token in overrides if token.partition("=")[0] == "physics"]
+    if CPU_PHYSICS in chosen and device != "cpu":
+        raise UserError(
+            f"physics={CPU_PHYSICS}: runs on the CPU only (--device {device}; valid: --device cpu, or "
+            "physics=newton_mjwarp on a GPU)"
+        )
+    if chosen or device != "cpu" or task not in registry.redline_task_ids():
+        return list(overrides)
+    return [*overrides, f"physics={CPU_PHYSICS}"]
 
 
 def runner_cfg_dict(agent_cfg: Any) -> dict:

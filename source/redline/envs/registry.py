@@ -64,9 +64,13 @@ def load_cfgs(task: str, agent_entry_point: str, overrides: list[str]) -> tuple[
 
     if agent_entry_point not in _registry()[task].kwargs:
         raise UserError(f"--task: '{task}' has no '{agent_entry_point}' agent configuration")
-    env_cfg, agent_cfg = resolve_task_config(task, agent_entry_point, overrides=[])
-    if not overrides:
-        return env_cfg, agent_cfg
+    presets = [token for token in overrides if token.partition("=")[0] in PRESET_KEYS]
+    try:
+        env_cfg, agent_cfg = resolve_task_config(task, agent_entry_point, overrides=presets)
+    except ValueError as err:
+        raise _preset_error(err) from None
+    if len(presets) == len(overrides):
+        return env_cfg, agent_cfg  # field overrides are checked against the chosen presets' defaults
     defaults = {token: _lookup(env_cfg, agent_cfg, token) for token in overrides}
     new_env_cfg, new_agent_cfg = resolve_task_config(task, agent_entry_point, overrides=list(overrides))
     for token, default in defaults.items():
@@ -76,6 +80,15 @@ def load_cfgs(task: str, agent_entry_point: str, overrides: list[str]) -> tuple[
         if not _same_kind(default, value):
             raise UserError(f"override '{token}': expects {type(default).__name__} (the default is {default!r})")
     return new_env_cfg, new_agent_cfg
+
+
+def _preset_error(err: ValueError) -> Exception:
+    """Isaac Lab's multi-line "Unknown preset(s)" table as one line; any other error as it is."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    if not lines or not lines[0].startswith("Unknown preset"):
+        return err
+    names = [line for line in lines[1:] if not line.startswith(("->", "Available", "'"))]
+    return UserError(f"{lines[0]} (valid: {'; '.join(names)})")
 
 
 def _lookup(env_cfg: Any, agent_cfg: Any, token: str) -> Any:
