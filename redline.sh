@@ -2,7 +2,7 @@
 # redline.sh: set redline up on first use (Python 3.12 venv in .venv from uv.lock), then run it.
 #
 #   ./redline.sh train --task Redline-Cartpole      # any `redline` command (train, play, list, assets)
-#   ./redline.sh test [pytest args]                 # the test suite
+#   ./redline.sh test [pytest args]                 # the test suite (installs the optional wandb extra)
 #
 # Needs a Python 3.12 interpreter (python3.12 on PATH, pyenv's, or REDLINE_PYTHON) and the package registry;
 # uv is installed with pip when missing. Everything else comes from uv.lock.
@@ -33,7 +33,13 @@ fi
 
 export UV_PYTHON_DOWNLOADS=never
 export WARP_CACHE_PATH="${WARP_CACHE_PATH:-$HOME/.cache/warp}"  # Warp's compiled kernels: ~40 s saved per process
-"${uv[@]}" sync --frozen --quiet --python "$python312"
+# The tests also cover the optional W&B logger (offline), so `test` installs the `wandb` extra; --inexact keeps
+# packages installed beside the lock (the extra, neptune for --logger neptune) instead of removing them on every run.
+extras=()
+if [[ "${1:-}" == "test" ]]; then
+    extras=(--extra wandb)
+fi
+"${uv[@]}" sync --frozen --quiet --inexact "${extras[@]}" --python "$python312"
 
 if [[ "${1:-}" == "test" ]]; then
     shift

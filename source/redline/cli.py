@@ -99,6 +99,20 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     train.add_argument("--resume", help="latest | RUN_DIR | PATH: continue from a checkpoint at its iteration + 1")
     train.add_argument("--run_name", type=run_name, help="suffix of the run folder name (one folder-name component)")
     train.add_argument("--profile", action="store_true", help="Chrome trace of one iteration (profile/trace.json)")
+    # Isaac Lab's rsl_rl train script's logging and video options
+    train.add_argument(
+        "--logger",
+        default=None,
+        help="tensorboard | wandb (needs the wandb extra) | neptune: rsl_rl's log writer (default: agent.logger)",
+    )
+    train.add_argument("--log_project_name", default=None, help="W&B / Neptune project (agent.wandb_project, ...)")
+    train.add_argument("--video", action="store_true", help="record clips of training to <run>/videos/train/")
+    train.add_argument(
+        "--video_length", type=positive_int, default=argparse.SUPPRESS, help="env steps per clip (Isaac Lab's 200)"
+    )
+    train.add_argument(
+        "--video_interval", type=positive_int, default=argparse.SUPPRESS, help="env steps between clips (2000)"
+    )
     # data-parallel training: torchrun ranks, gloo on the CPU, NCCL on CUDA GPUs
     train.add_argument("--nproc", type=positive_int, help="start N local processes under torchrun")
     train.add_argument("--distributed", action="store_true", help="join torchrun's process group (one rank)")

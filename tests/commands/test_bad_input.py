@@ -69,6 +69,10 @@ CASES = [
     (["--resume", "{garbage}"], "is not a readable checkpoint"),
     (["--log_root", "{file}"], "--log_root: '{file}' is a file, not a folder"),
     (["--log_root", "{file}/sub"], "--log_root: '{file}' is a file, not a folder"),
+    (["--logger", "mlflow"], "--logger: unknown logger 'mlflow' (valid: tensorboard, wandb, neptune)"),
+    (["agent.logger=comet"], "agent.logger: unknown logger 'comet' (valid: tensorboard, wandb, neptune)"),
+    (["--video_length", "0"], "--video_length: must be a positive integer"),
+    (["--video_interval", "-5"], "--video_interval: must be a positive integer"),
 ]
 
 
@@ -88,6 +92,47 @@ def test_bad_train_input(extra: list[str], expected: str, tmp_path: Path, capsys
     assert expected.format(**names) in err[0]
     assert "Traceback" not in err[0]
     assert not log_root.exists() or not any(log_root.rglob("*/*"))  # no run folder
+
+
+LOGGER_CASES = [
+    (["--logger", "neptune"], "--logger neptune: the neptune package is not installed (pip install neptune; or use "),
+    (["agent.logger=wandb"], "agent.logger wandb: the wandb package is not installed (install redline's extra: uv "),
+    (
+        ["--logger", "wandb", "--installed"],
+        "--logger wandb: no W&B credentials (run `wandb login` or set WANDB_API_KEY",
+    ),
+    (["--logger", "neptune", "--installed"], "--logger neptune: no Neptune credentials (set NEPTUNE_API_TOKEN and "),
+]
+
+
+@pytest.mark.parametrize(("extra", "expected"), LOGGER_CASES, ids=[" ".join(c[0]) for c in LOGGER_CASES])
+def test_a_logger_without_its_package_or_credentials(
+    extra: list[str], expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """No fallback to TensorBoard: the run stops before the simulator, in one line that says what to do."""
+    import importlib.util
+
+    installed = "--installed" in extra
+    real_find_spec = importlib.util.find_spec
+
+    def find_spec(name: str, *args: object) -> object:
+        if name in ("wandb", "neptune"):
+            return object() if installed else None
+        return real_find_spec(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    for name in ("WANDB_MODE", "WANDB_API_KEY", "WANDB_IDENTITY_TOKEN_FILE", "NEPTUNE_API_TOKEN", "NEPTUNE_USERNAME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc, no W&B settings
+    monkeypatch.delenv("NETRC", raising=False)
+    monkeypatch.delenv("WANDB_CONFIG_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    log_root = tmp_path / "logs"
+    argv = [*TRAIN, "--log_root", str(log_root), *[token for token in extra if token != "--installed"]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"redline train: error: {expected}"), err
+    assert not log_root.exists()  # stopped before any run folder (and before the simulator)
 
 
 OTHER = [

@@ -15,9 +15,13 @@ from redline.envs.prepare import EnvRequest, PreparedEnv, prepare_env
 from redline.errors import UserError
 from redline.learning.precision import PRECISIONS
 from redline.runners.stop import StopRequest
+from redline.runners.writers import check_logger, set_logger
 from redline.runs.checkpoints import checkpoints_in, load_checkpoint, resolve_checkpoint
 from redline.runs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir
 from redline.telemetry.verdict import PHASES
+
+VIDEO_LENGTH, VIDEO_INTERVAL = 200, 2000
+"""Isaac Lab's ``--video_length`` and ``--video_interval`` defaults [env steps]."""
 
 LEARNERS = ("redline", "rsl_rl")
 """Selectable learners: ``redline`` (:mod:`redline.learning`) and ``rsl_rl`` (rsl_rl 5.5.1's OnPolicyRunner, the
@@ -62,6 +66,18 @@ class TrainOptions:
     """Start this many local processes under torchrun (handled by the CLI before :func:`train`)."""
     dist_timeout: float = 120.0
     """Process-group timeout [s]: a rank that stops answering for this long is reported lost and training stops."""
+    logger: str | None = None
+    """``tensorboard``, ``wandb`` or ``neptune`` (rsl_rl's log writers; W&B needs the ``wandb`` extra); None: the
+    agent config's ``logger``. A missing package or missing credentials is an error, never a fallback."""
+    log_project_name: str | None = None
+    """W&B / Neptune project (the agent config's ``wandb_project`` / ``neptune_project``); None: the config's."""
+    video: bool = False
+    """Record clips of training (Newton's Warp ray tracer, headless; the first 4 envs) to ``<run>/videos/train/`` and
+    log them to the logger."""
+    video_length: int = VIDEO_LENGTH
+    """``--video``: env steps per clip (Isaac Lab's default 200)."""
+    video_interval: int = VIDEO_INTERVAL
+    """``--video``: env steps from one clip's start to the next, the first at step 0 (Isaac Lab's default 2000)."""
     overrides: tuple[str, ...] = ()
     """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>``."""
 
@@ -95,6 +111,9 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
         raise UserError("--learner: rsl_rl's multi-process training needs CUDA (NCCL); on CPU use --learner redline")
     if opts.max_iterations is not None:
         prepared.agent_cfg.max_iterations = opts.max_iterations
+    logger = opts.logger if opts.logger is not None else prepared.agent_cfg.logger
+    check_logger(logger, "--logger" if opts.logger is not None else "agent.logger")  # package, credentials
+    set_logger(prepared.agent_cfg, opts.logger, opts.log_project_name)
     check_writable(opts.log_root, "--log_root")
     return prepared
 
@@ -218,28 +237,47 @@ def _run(
                 {"resumed_from": str(resume_path), "iteration": checkpoint["iter"]},
             )
     with isaaclab_env(task, env_cfg) as env:
+        video = None
+        if opts.video and run_dir is not None:  # rank 0 records; below rsl_rl's wrapper, where Isaac Lab puts it
+            from redline.commands.train_video import TrainingVideo
+
+            env = video = TrainingVideo(env, run_dir / "videos" / "train", opts.video_length, opts.video_interval)
+        clips = None if video is None else video.take_finished
         vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
+        train_cfg = runner_cfg_dict(agent_cfg)
         start = time.perf_counter()
-        if opts.learner == "rsl_rl":
-            log_dir = str(run_dir) if run_dir is not None else None
-            runner = RslRlRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=log_dir, device=device)
-            if checkpoint is not None:
-                _load(runner.resume, checkpoint, resume_path, task)
-            runner.stop_on(stop)
-            runner.learn(agent_cfg.max_iterations, init_at_random_ep_len=agent_cfg.init_at_random_ep_len)
-        else:
-            comm = None if ctx is None else Communicator.from_process_group(device, ctx.timeout_s)
-            redline_runner = RedlineRunner(
-                vec_env, learner_cfg, run_dir, device, opts.seed, agent_cfg.save_interval, comm=comm
-            )
-            if checkpoint is not None:
-                _load(redline_runner.load, checkpoint, resume_path, task)
-            redline_runner.learn(
-                agent_cfg.max_iterations,
-                profile=opts.profile,
-                init_at_random_ep_len=agent_cfg.init_at_random_ep_len,
-                stop=stop,
-            )
+        try:
+            if opts.learner == "rsl_rl":
+                log_dir = str(run_dir) if run_dir is not None else None
+                runner = RslRlRunner(vec_env, train_cfg, log_dir=log_dir, device=device, videos=clips)
+                if checkpoint is not None:
+                    _load(runner.resume, checkpoint, resume_path, task)
+                runner.stop_on(stop)
+                runner.learn(agent_cfg.max_iterations, init_at_random_ep_len=agent_cfg.init_at_random_ep_len)
+            else:
+                comm = None if ctx is None else Communicator.from_process_group(device, ctx.timeout_s)
+                redline_runner = RedlineRunner(
+                    vec_env,
+                    learner_cfg,
+                    run_dir,
+                    device,
+                    opts.seed,
+                    agent_cfg.save_interval,
+                    comm=comm,
+                    train_cfg=train_cfg,
+                )
+                if checkpoint is not None:
+                    _load(redline_runner.load, checkpoint, resume_path, task)
+                redline_runner.learn(
+                    agent_cfg.max_iterations,
+                    profile=opts.profile,
+                    init_at_random_ep_len=agent_cfg.init_at_random_ep_len,
+                    stop=stop,
+                    videos=clips,
+                )
+        finally:
+            if video is not None:
+                video.finish_clip()  # a clip cut short by the end of training is still a playable file
         return time.perf_counter() - start
 
 

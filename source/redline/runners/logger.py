@@ -1,15 +1,16 @@
 """The redline runner's per-iteration record: time split, learner FLOPs and verdict, GPU use, episodes, losses.
 
 :class:`IterationLogger` owns everything a run writes besides checkpoints (``metrics.jsonl`` through
-:class:`~redline.runs.metrics.MetricsLog`, TensorBoard, the NVML sampler), so the runner's ``learn`` stays a
-readable loop, as rsl_rl hands its logging to ``rsl_rl.utils.logger.Logger``. Keys are listed in
-:mod:`redline.runs.metrics`.
+:class:`~redline.runs.metrics.MetricsLog`, the log writer that the ``logger`` setting chooses, training clips, the
+NVML sampler), so the runner's ``learn`` stays a readable loop, as rsl_rl hands its logging to
+``rsl_rl.utils.logger.Logger``. Keys are listed in :mod:`redline.runs.metrics`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import torch
 
 from redline.learning import PPO
 from redline.learning.rollout import PhaseTimes
+from redline.runners.writers import Clip, log_video, open_writer
 from redline.runs.metrics import MetricsLog
 from redline.telemetry.gpu_monitor import GpuMonitor
 from redline.telemetry.verdict import iteration_flops, layer_sizes, peak_tflops, verdict
@@ -58,6 +60,9 @@ class IterationLogger:
         num_iterations: iterations this ``learn`` call runs (progress and ETA).
         env_steps: env steps (all ranks) done before this call, e.g. by the run a resume continues.
         wall_time_s: training seconds before this call [s].
+        train_cfg: rsl_rl's runner config, whose ``logger`` chooses the log writer
+            (:func:`~redline.runners.writers.open_writer`); None: TensorBoard.
+        env_cfg: the env config (uploaded to W&B / Neptune with ``train_cfg``).
     """
 
     def __init__(
@@ -68,6 +73,8 @@ class IterationLogger:
         num_iterations: int,
         env_steps: int = 0,
         wall_time_s: float = 0.0,
+        train_cfg: dict | None = None,
+        env_cfg: Any = None,
     ) -> None:
         self.alg = alg
         self.env_steps = env_steps
@@ -96,9 +103,7 @@ class IterationLogger:
         self._metrics: MetricsLog | None = None
         self._monitor: GpuMonitor | None = None
         if run_dir is not None:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self._writer = SummaryWriter(log_dir=str(run_dir), flush_secs=10)
+            self._writer = open_writer(run_dir, train_cfg, env_cfg)
             self._metrics = MetricsLog(run_dir, num_iterations, writer=self._writer)
             self._monitor = GpuMonitor(str(device))  # NVML thread; a no-op without a GPU
 
@@ -173,16 +178,33 @@ class IterationLogger:
         record.update(zip(LEARNER_KEYS, learner_values, strict=True))
         self._metrics.write(record)
 
+    def videos(self, clips: Sequence[Clip], iteration: int) -> None:
+        """Log training clips that finished during ``iteration`` (:func:`~redline.runners.writers.log_video`)."""
+        if self._writer is not None:
+            for clip in clips:
+                log_video(self._writer, clip, iteration)
+
+    def saved(self, path: Path, iteration: int) -> None:
+        """A checkpoint was written: upload it when the writer is a service's (rsl_rl's ``Logger.save_model``)."""
+        from rsl_rl.utils import LogWriter
+
+        if isinstance(self._writer, LogWriter):
+            self._writer.save_model(str(path), iteration)
+
     @property
     def wall_time_s(self) -> float:
         """Training seconds so far, including those before a resume [s]."""
         return self._wall_offset + time.perf_counter() - self._t_start
 
     def close(self) -> None:
-        """Stop the sampler, close ``metrics.jsonl`` and TensorBoard."""
+        """Stop the sampler, close ``metrics.jsonl`` and the log writer."""
         if self._monitor is not None:
             self._monitor.close()
         if self._metrics is not None:
             self._metrics.close()
         if self._writer is not None:
+            from rsl_rl.utils import LogWriter
+
+            if isinstance(self._writer, LogWriter):
+                self._writer.stop()  # finish the W&B / Neptune run
             self._writer.close()

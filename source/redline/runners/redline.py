@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from redline.learning.rsl_rl import bind_action_noise
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
 from redline.runners.logger import CommStats, IterationLogger
 from redline.runners.stop import Stopped, StopRequest
+from redline.runners.writers import Clip
 from redline.runs.checkpoints import save_atomic
 from redline.seeding.state import SEEDING_KEY, env_streams, gather_seeding_state, restore_seeding_state
 from redline.telemetry.profiler import IterationProfiler
@@ -40,6 +42,8 @@ class RedlineRunner:
         save_interval: save ``model_<it>.pt`` every this many iterations (and after the last).
         comm: data-parallel communicator (None: one process). Every rank runs a runner; only the one given a
             ``run_dir`` (rank 0) writes files, but all take part in the checkpoints' collectives.
+        train_cfg: rsl_rl's runner config (``runner_cfg_dict(agent_cfg)``): its ``logger`` chooses the log writer
+            (:func:`~redline.runners.writers.open_writer`); None: TensorBoard.
     """
 
     def __init__(
@@ -51,8 +55,10 @@ class RedlineRunner:
         seed: int,
         save_interval: int = 50,
         comm: Communicator | None = None,
+        train_cfg: dict | None = None,
     ) -> None:
         self.env = env
+        self.train_cfg = train_cfg
         self.cfg = cfg
         self.run_dir = run_dir
         self.device = device
@@ -79,6 +85,7 @@ class RedlineRunner:
         profile: bool = False,
         init_at_random_ep_len: bool = False,
         stop: StopRequest | None = None,
+        videos: Callable[[], Sequence[Clip]] | None = None,
     ) -> None:
         """Run ``num_iterations`` iterations after :attr:`iteration`.
 
@@ -90,11 +97,21 @@ class RedlineRunner:
                 (:func:`~redline.runners.episodes.randomize_episode_lengths`).
             stop: polled after every iteration; once a signal set it (on any rank), that iteration is saved and
                 :class:`~redline.runners.stop.Stopped` is raised.
+            videos: called after every iteration for the training clips finished during it, which go to the log
+                writer (e.g. :meth:`redline.commands.train_video.TrainingVideo.take_finished`; None: no videos).
         """
         if init_at_random_ep_len:
             randomize_episode_lengths(self.env)
         first, last = self.iteration + 1, self.iteration + num_iterations
-        log = IterationLogger(self.run_dir, self.alg, self.env.num_envs, num_iterations, *self._progress)
+        log = IterationLogger(
+            self.run_dir,
+            self.alg,
+            self.env.num_envs,
+            num_iterations,
+            *self._progress,
+            train_cfg=self.train_cfg,
+            env_cfg=getattr(self.env, "cfg", None),
+        )
         profiler = None
         if profile and self.run_dir is not None:
             profiler = IterationProfiler.for_run(self.run_dir, first, num_iterations, self.device)
@@ -107,11 +124,15 @@ class RedlineRunner:
                 self.iteration = it
                 episodes = self.tracker.read(self.comm)  # over all ranks' envs (a collective: every rank reads)
                 log.record(it, times, comm, learner, episodes)
+                if videos is not None:
+                    log.videos(videos(), it)
                 self._progress = (log.env_steps, log.wall_time_s)
                 signum = self._stop_signal(stop)
                 path = None if self.run_dir is None else self.run_dir / f"model_{it}.pt"
                 if it % self.save_interval == 0 or it == last or signum:
                     self.save(path)
+                    if path is not None:
+                        log.saved(path, it)
                 if signum:
                     raise Stopped(signum, it, path)
         finally:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from rsl_rl.utils.logger import Logger
 
 from redline.runners.episodes import episode_key
 from redline.runners.stop import Stopped, StopRequest
+from redline.runners.writers import Clip, log_video, start_error
 from redline.runs.checkpoints import save_atomic
 from redline.runs.metrics import MetricsLog
 from redline.seeding.state import SEEDING_KEY, gather_seeding_state, restore_seeding_state
@@ -44,6 +45,7 @@ class MetricsLogger(Logger):
         self._t0 = time.perf_counter()
         self.metrics: MetricsLog | None = None
         self.after_log: Callable[[int], None] | None = None  # called with each iteration (its update done)
+        self.videos: Callable[[], Sequence[Clip]] | None = None  # the training clips finished since the last call
         self._window: list[float] = []  # returns of the episodes that finished in this iteration (up to 100 per step)
 
     def process_env_step(self, rewards: torch.Tensor, dones: torch.Tensor, extras: dict, *args: Any) -> None:
@@ -53,7 +55,13 @@ class MetricsLogger(Logger):
             self._window.extend(list(self.rewbuffer)[len(self.rewbuffer) - finished :])
 
     def init_logging_writer(self) -> None:
-        super().init_logging_writer()
+        logger = self.cfg.get("logger", "tensorboard")
+        try:
+            super().init_logging_writer()  # rsl_rl's own choice of writer from cfg["logger"]
+        except Exception as exc:
+            if logger == "tensorboard":
+                raise
+            raise start_error(logger, exc) from exc  # W&B / Neptune refused: one line, as for the redline learner
         if self.writer is not None and self.log_dir is not None:
             self.metrics = MetricsLog(Path(self.log_dir), self._total_iterations, writer=self.writer)
         self._t0 = time.perf_counter()
@@ -97,6 +105,8 @@ class MetricsLogger(Logger):
         self.ep_extras.clear()
         self._window.clear()
         self.metrics.write(record)
+        for clip in self.videos() if self.videos is not None else []:
+            log_video(self.writer, clip, it)
 
     def stop_logging_writer(self) -> None:
         super().stop_logging_writer()
@@ -105,9 +115,20 @@ class MetricsLogger(Logger):
 
 
 class RslRlRunner(OnPolicyRunner):
-    """``OnPolicyRunner`` that logs through :class:`MetricsLogger` and saves checkpoints atomically."""
+    """``OnPolicyRunner`` that logs through :class:`MetricsLogger` and saves checkpoints atomically.
 
-    def __init__(self, env: Any, train_cfg: dict, log_dir: str | None, device: str) -> None:
+    The log writer is rsl_rl's own choice from ``train_cfg["logger"]`` (TensorBoard, W&B, Neptune); ``videos``
+    returns the training clips finished since its last call, logged after each iteration.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        train_cfg: dict,
+        log_dir: str | None,
+        device: str,
+        videos: Callable[[], Sequence[Clip]] | None = None,
+    ) -> None:
         super().__init__(env, train_cfg, log_dir=log_dir, device=device)
         self.logger = MetricsLogger(
             metrics_total_iterations=int(train_cfg["max_iterations"]),
@@ -120,6 +141,7 @@ class RslRlRunner(OnPolicyRunner):
             gpu_global_rank=self.gpu_global_rank,
             device=self.device,
         )
+        self.logger.videos = videos
 
     def stop_on(self, stop: StopRequest | None) -> None:
         """Poll ``stop`` after every iteration: once a signal set it, save that iteration and raise
