@@ -121,8 +121,23 @@ def test_command_line_options() -> None:
     opts = study.options_from_args(args)
     assert opts.tasks == ("Redline-Cartpole", "Redline-Ant") and opts.seeds == (3, 5)
     assert opts.targets == {"Redline-Cartpole": 4.9, "Redline-Ant": 1000.0}
+    assert opts.iterations("Redline-Ant") == opts.iterations("Redline-Cartpole") == study.DEFAULT_MAX_ITERATIONS
     with pytest.raises(SystemExit):
         parser.parse_args(["--target", "4.9"])
+    per_task = [
+        "--tasks",
+        "Redline-Cartpole,Redline-Ant",
+        "--max_iterations",
+        "Redline-Ant=300",
+        "--max_iterations",
+        "80",
+    ]
+    opts = study.options_from_args(parser.parse_args([*per_task, "--target", "Redline-Ant=1000"]))
+    assert opts.iterations("Redline-Ant") == 300 and opts.iterations("Redline-Cartpole") == 80
+    assert "300" in study.train_command(opts, "Redline-Ant", "redline", 1)
+    for bad in ("0", "Redline-Ant=x", "Redline-Ant=-3"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--max_iterations", bad])
 
 
 def test_learner_config_runs_the_redline_learner_through_ablate() -> None:

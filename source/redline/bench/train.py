@@ -47,6 +47,8 @@ LEARNER = "redline"
 OPPONENTS = ("rsl_rl", "none")
 """``--vs`` choices; ``none`` runs the redline learner alone (an ablation to hold against an earlier study)."""
 DEFAULT_TARGETS = {"Redline-Cartpole": 4.9}
+DEFAULT_MAX_ITERATIONS = 100
+"""Iterations per run for a task ``--max_iterations`` does not name."""
 """Target mean return per task when ``--target`` does not name it (Cartpole's maximum is 5.0 per episode)."""
 REWARD_KEY = "mean_reward"
 """The ``metrics.jsonl`` key read for both learners: mean return of the last 100 finished episodes."""
@@ -76,8 +78,10 @@ class StudyOptions:
     """Target mean return per task (every task needs one)."""
     vs: str = "rsl_rl"
     """The other learner, one of :data:`OPPONENTS`."""
-    max_iterations: int = 100
-    """Learning iterations per run [iterations]."""
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    """Learning iterations per run of a task ``task_iterations`` does not name [iterations]."""
+    task_iterations: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    """Learning iterations per run of the tasks named here [iterations] (``--max_iterations TASK=N``)."""
     out: Path = Path("logs/bench_train")
     """The study folder."""
     resume: bool = False
@@ -105,9 +109,14 @@ class StudyOptions:
         missing = [t for t in self.tasks if t not in self.targets]
         if missing:
             raise UserError(f"--target: no target for {', '.join(missing)} (e.g. --target {missing[0]}=4.9)")
-        if self.max_iterations < 1:
-            raise UserError(f"--max_iterations: must be >= 1, got {self.max_iterations}")
+        for task in self.tasks:
+            if self.iterations(task) < 1:
+                raise UserError(f"--max_iterations: must be >= 1, got {self.iterations(task)} for {task}")
         parse_fields(self.learner_config)  # a misspelt field fails here, not after the first runs
+
+    def iterations(self, task: str) -> int:
+        """Learning iterations per run of ``task``."""
+        return self.task_iterations.get(task, self.max_iterations)
 
     @property
     def learners(self) -> tuple[str, ...]:
@@ -123,7 +132,7 @@ def train_command(opts: StudyOptions, task: str, learner: str, seed: int) -> lis
     """The ``redline train`` arguments of one run (without the interpreter and the log folder); with a
     ``learner_config``, :mod:`redline.bench.ablate`'s ``FIELD=VALUE ... --`` in front."""
     argv = ["train", "--task", task, "--learner", learner, "--seed", str(seed)]
-    argv += ["--max_iterations", str(opts.max_iterations), "--run_name", learner]
+    argv += ["--max_iterations", str(opts.iterations(task)), "--run_name", learner]
     if opts.num_envs is not None:
         argv += ["--num_envs", str(opts.num_envs)]
     if opts.device is not None:
@@ -375,6 +384,18 @@ def _target(text: str) -> tuple[str, float]:
     return task, number
 
 
+def _iterations(text: str) -> tuple[str, int]:
+    """``N`` (every task; returned as ``("", N)``) or ``TASK=N`` (an argparse type)."""
+    task, _, value = text.rpartition("=")
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected N or TASK=N with N >= 1 (e.g. Redline-Ant=300), got '{text}'")
+    return task, number
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``redline bench train``'s options (the CLI adds ``--json`` and ``--device``)."""
     parser.add_argument("--tasks", default="Redline-Cartpole", help="comma-separated task ids (Redline-Cartpole)")
@@ -382,7 +403,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=options.seed, default=42, help="first seed (42)")
     parser.add_argument("--seed-list", default=None, help="comma-separated seeds (instead of --seeds/--seed)")
     parser.add_argument("--vs", default="rsl_rl", help="the other learner: rsl_rl | none (redline alone)")
-    parser.add_argument("--max_iterations", type=options.positive_int, default=100, help="iterations per run (100)")
+    parser.add_argument(
+        "--max_iterations",
+        type=_iterations,
+        action="append",
+        default=[],
+        help=f"iterations per run: N for every task, or TASK=N per task ({DEFAULT_MAX_ITERATIONS})",
+    )
     parser.add_argument(
         "--target", type=_target, action="append", default=[], help="TASK=RETURN, per task (Redline-Cartpole=4.9)"
     )
@@ -418,7 +445,8 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         seeds=seeds,
         targets={**DEFAULT_TARGETS, **dict(args.target)},
         vs=args.vs,
-        max_iterations=args.max_iterations,
+        max_iterations=next((n for task, n in reversed(args.max_iterations) if not task), DEFAULT_MAX_ITERATIONS),
+        task_iterations={task: n for task, n in args.max_iterations if task},
         out=Path(args.out) if args.out else Path("logs/bench_train") / stamp,
         resume=args.resume,
         device=getattr(args, "device", None),
