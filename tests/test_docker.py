@@ -183,3 +183,17 @@ def test_slurm_batch_is_multi_node_torchrun() -> None:
         "redline.cli train --distributed",
     ):
         assert needed in command, needed
+
+
+@pytest.mark.parametrize("path", ["docker/Dockerfile", "docker/apptainer.def"])
+def test_what_the_local_build_found(path: str) -> None:
+    """Found by building docker/Dockerfile for real (docs/containers.md): rsl_rl imports GitPython, which raises at
+    import without a git executable, so `redline train` died in a base without git; and a `chown -R` of the venv
+    after `uv sync` copies the whole ~8 GB venv into another layer."""
+    text = re.sub(r"\\\n", " ", (ROOT / path).read_text())
+    apt = [line for line in text.splitlines() if "apt-get install" in line]
+    assert apt and all(re.search(r"\bgit\b", line) for line in apt), apt
+    assert not re.search(r"chown -R \S+ \S*\.venv", text)
+    if path.endswith("Dockerfile"):  # uv's download cache stays out of the layers (a cache mount)
+        syncs = [line for line in text.splitlines() if "uv sync" in line]
+        assert syncs and all("--mount=type=cache,target=/root/.cache/uv" in line for line in syncs), syncs
