@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from redline.errors import UserError
+from redline.errors import ExpectedExit
 
 
 @contextmanager
@@ -20,8 +20,8 @@ def isaaclab_env(task: str, env_cfg: Any, device: str | None = None, visualizer:
     ``device`` (None: ``env_cfg.sim.device``, as :func:`redline.envs.prepare.prepare_env` sets it) is passed to the
     launcher too, so it cannot fall back to its ``cuda:0`` default; a ``device`` that differs from the config's is
     applied to a copy (the caller's config is never written to).
-    A :class:`UserError` raised while building the env or in the block leaves it as it is (one line, no traceback
-    from the launcher).
+    An :class:`~redline.errors.ExpectedExit` (bad input, a stop on SIGTERM) raised while building the env or in the
+    block leaves it as it is (one line, no traceback from the launcher).
     """
     import gymnasium as gym
     from isaaclab.app import launch_simulation
@@ -31,7 +31,7 @@ def isaaclab_env(task: str, env_cfg: Any, device: str | None = None, visualizer:
     elif env_cfg.sim.device != device:
         env_cfg = copy.deepcopy(env_cfg)  # not cfg.copy(): that re-runs __post_init__ (a -Play twin resets its envs)
         env_cfg.sim.device = device
-    user_error: UserError | None = None
+    expected: ExpectedExit | None = None
     launcher_args: dict[str, Any] = {"device": device}
     if visualizer is not None:
         launcher_args["visualizer"] = [visualizer]
@@ -42,7 +42,7 @@ def isaaclab_env(task: str, env_cfg: Any, device: str | None = None, visualizer:
                 yield env
             finally:
                 env.close()
-        except UserError as exc:  # re-raised below: Isaac Lab's launcher prints a traceback for what it sees
-            user_error = exc
-    if user_error is not None:
-        raise user_error
+        except ExpectedExit as exc:  # re-raised below: Isaac Lab's launcher prints a traceback for what it sees
+            expected = exc
+    if expected is not None:
+        raise expected

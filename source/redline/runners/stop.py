@@ -15,8 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
+from redline.errors import ExpectedExit
 
-class Stopped(Exception):
+
+class Stopped(ExpectedExit):
     """Training stopped on a signal after saving a checkpoint."""
 
     def __init__(self, signum: int, iteration: int, checkpoint: Path | None) -> None:
