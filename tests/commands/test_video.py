@@ -43,26 +43,34 @@ def test_viz_kit_needs_isaac_sim(capsys: pytest.CaptureFixture) -> None:
     assert "--viz: unknown viewer 'vr' (valid: newton, kit)" in capsys.readouterr().err
 
 
-def _cartpole_checkpoint(run_dir: Path) -> Path:
-    """An untrained redline checkpoint with Cartpole's shapes (4 observations, 1 action), no simulator needed."""
+def _checkpoint(run_dir: Path, task: str = "Redline-Cartpole", num_obs: int = 4, num_actions: int = 1) -> Path:
+    """An untrained redline checkpoint with ``task``'s shapes (Cartpole: 4 observations, 1 action), no simulator."""
     from redline.envs import registry
     from redline.envs.prepare import runner_cfg_dict
     from redline.learning import PPO, PPOConfig
     from redline.learning.testing import DummyVecEnv
 
-    _, agent_cfg = registry.load_cfgs("Redline-Cartpole", "rsl_rl_cfg_entry_point", [])
+    _, agent_cfg = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
     cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision="fp32")
-    state = PPO.from_env(DummyVecEnv(num_envs=4, num_obs=4, num_actions=1), cfg, "cpu").state_dict()
+    env = DummyVecEnv(num_envs=4, num_obs=num_obs, num_actions=num_actions)
+    state = PPO.from_env(env, cfg, "cpu").state_dict()
     run_dir.mkdir(parents=True)
     torch.save({**state, "iter": 0, "infos": None}, run_dir / "model_0.pt")
     return run_dir / "model_0.pt"
+
+
+def _frames(video: Path) -> list[np.ndarray]:
+    import av
+
+    with av.open(str(video)) as container:
+        return [f.to_ndarray(format="rgb24") for f in container.decode(container.streams.video[0])]
 
 
 @pytest.mark.sim
 def test_play_video_writes_a_playable_mp4(tmp_path: Path) -> None:
     import av
 
-    checkpoint = _cartpole_checkpoint(tmp_path / "run")
+    checkpoint = _checkpoint(tmp_path / "run")
     argv = ["play", "--task", "Redline-Cartpole", "--checkpoint", str(checkpoint), "--device", "cpu"]
     assert main([*argv, "--steps", "40", "--video"]) == 0
     video = tmp_path / "run" / "videos" / "play_model_0.mp4"
@@ -76,3 +84,14 @@ def test_play_video_writes_a_playable_mp4(tmp_path: Path) -> None:
     assert frames[0].shape == (480, 640, 3)  # 4 envs (play's default with --video) in a 2 x 2 grid of 320 x 240
     assert all(len(np.unique(f.reshape(-1, 3), axis=0)) > 20 for f in frames)  # a scene, not a blank frame
     assert not np.array_equal(frames[0], frames[-1])  # the carts move
+
+
+@pytest.mark.sim
+def test_a_robot_with_collision_geometry_only_is_drawn(tmp_path: Path) -> None:
+    # the Go1's converted MJCF has collision shapes only; the camera used to see an empty floor under the sky
+    checkpoint = _checkpoint(tmp_path / "run", "Redline-Velocity-Flat-Go1", num_obs=48, num_actions=12)
+    argv = ["play", "--task", "Redline-Velocity-Flat-Go1", "--checkpoint", str(checkpoint), "--device", "cpu"]
+    assert main([*argv, "--steps", "4", "--video"]) == 0
+    frames = _frames(tmp_path / "run" / "videos" / "play_model_0.mp4")
+    # sky and floor alone make every image row one colour; a robot makes some rows vary along them
+    assert all(frame.astype(float).std(axis=1).max() > 10 for frame in frames)

@@ -48,6 +48,24 @@ def tile_grid(n: int) -> tuple[int, int]:
     return (1, n) if n <= 2 else (2, 2)
 
 
+def show_collision_shapes(model: Any, state: Any) -> bool:
+    """Make the shapes of a world visible to the ray tracer when none of them is (a robot described by collision
+    geometry only, as the Go1's converted MJCF: Newton flags them collide-only, and the camera saw an empty floor),
+    and rebuild the shape BVH the tracer walks from ``state``. Only the ``VISIBLE`` bit changes; collisions do not
+    read it. Returns whether anything changed."""
+    from newton import ShapeFlags
+
+    visible = int(ShapeFlags.VISIBLE)
+    flags = model.shape_flags.numpy()
+    in_world = model.shape_world.numpy() >= 0  # -1: global shapes (the ground)
+    if not in_world.any() or (flags[in_world] & visible).any():
+        return False
+    flags[in_world] |= visible
+    model.shape_flags.assign(flags)
+    model.bvh_build_shapes(state)
+    return True
+
+
 class NewtonVideoRecorder:
     """Renders the scene Isaac Lab's Newton backend simulates and encodes it into ``path``.
 
@@ -71,6 +89,7 @@ class NewtonVideoRecorder:
         worlds = self.model.world_count
         self.tiles = min(MAX_TILES, worlds)
         self._rows, self._cols = tile_grid(self.tiles)
+        show_collision_shapes(self.model, NewtonManager.get_state_0())
         self._sensor = cast(Any, SensorTiledCamera(self.model))  # newton ships partial stubs
         self._sensor.default_render_config.enable_shadows = False  # shadows double the rays traced on the CPU
         self._sensor.utils.create_default_light(enable_shadows=False)
