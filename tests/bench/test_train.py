@@ -166,5 +166,5 @@ def test_ablate_sets_ppo_config_fields_on_top_of_the_agent_config(monkeypatch: p
 
     monkeypatch.setattr("redline.cli.main", fake_cli)
     monkeypatch.setattr(PPOConfig, "from_rsl_rl", PPOConfig.from_rsl_rl)  # restored after the test
-    assert ablate.main(["stratify_minibatches=false", "--", "train"]) == 0
-    assert not built[0].stratify_minibatches and built[0].reshuffle_each_epoch and built[0].precision == "fp32"
+    assert ablate.main(["stratify_minibatches=true", "--", "train"]) == 0
+    assert built[0].stratify_minibatches and not built[0].reshuffle_each_epoch and built[0].precision == "fp32"

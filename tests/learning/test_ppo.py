@@ -111,7 +111,9 @@ def _relabel(alg) -> None:
 
 def test_bf16_update_matches_fp32_within_tolerance(make_learner) -> None:
     """Same weights, same batch: bf16 bodies change the first gradient by < 1 % and the update by < 5 %."""
-    cfg = small_cfg(actor=WIDE, critic=WIDE, value_normalization=True)
+    # a fixed learning rate: the adaptive schedule's discrete x1.5 step can flip on a KL near its threshold, which
+    # measures the threshold, not bf16's rounding (it did under rsl_rl's minibatch layout)
+    cfg = small_cfg(actor=WIDE, critic=WIDE, value_normalization=True, schedule="fixed")
     fp32, env = make_learner(cfg)
     rollout(fp32, env)
     bf16, _ = make_learner(dataclasses.replace(cfg, precision="bf16"))
