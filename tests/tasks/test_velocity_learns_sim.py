@@ -35,8 +35,8 @@ def test_go1_learns_to_stay_up_and_track(tmp_path: Path) -> None:
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     for key, factor in (
         ("mean_episode_length", 2.0),
-        ("episode/track_lin_vel_xy_exp", 1.5),
-        ("episode/track_ang_vel_z_exp", 1.5),
+        ("episode/Episode_Reward/track_lin_vel_xy_exp", 1.5),
+        ("episode/Episode_Reward/track_ang_vel_z_exp", 1.5),
     ):
         start, end = _window(records, 1, 9, key), _window(records, 30, 39, key)
         assert end >= factor * start, (key, start, end)
