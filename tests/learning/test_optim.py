@@ -49,7 +49,7 @@ def test_matches_torch_adam(max_norm: float | None) -> None:
         strict=True,
     ):
         assert torch.allclose(p, q, rtol=1e-5, atol=1e-6)
-    assert flat.steps.item() == 5
+    assert flat.step_count.item() == 5
 
 
 def test_parameters_and_grads_are_views_of_the_flat_buffers() -> None:
@@ -84,7 +84,7 @@ def test_skip_leaves_everything_unchanged_then_recovers() -> None:
     flat.step(torch.tensor(True), max_norm=None)
     ref.step()
     assert torch.allclose(actor[0].weight, ref_actor[0].weight, rtol=1e-5, atol=1e-6)
-    assert flat.steps.item() == 1
+    assert flat.step_count.item() == 1
 
 
 def test_state_dict_loads_into_torch_adam_and_back() -> None:
@@ -108,9 +108,9 @@ def test_state_dict_loads_into_torch_adam_and_back() -> None:
     fresh_actor, fresh_critic = _nets()
     fresh = FlatAdam([fresh_actor.parameters(), fresh_critic.parameters()], lr=1.0)
     fresh.load_state_dict(ref.state_dict())
-    assert fresh.steps.item() == 4 and fresh.lr.item() == pytest.approx(3e-3)
+    assert fresh.step_count.item() == 4 and fresh.lr.item() == pytest.approx(3e-3)
     assert torch.allclose(fresh.exp_avg, flat.exp_avg, atol=1e-7)
-    with pytest.raises(ValueError, match="expected \\[6\\]"):
+    with pytest.raises(ValueError, match="size"):
         fresh.load_state_dict({"state": {}, "param_groups": [{"params": [0, 1], "lr": 1.0}]})
 
 
@@ -146,4 +146,63 @@ def test_a_step_that_overflows_the_weights_is_reported_and_rolled_back() -> None
     flat.snapshot()
     ok = flat.step(torch.tensor(True), max_norm=1.0)
     flat.restore_unless(ok)
-    assert ok.item() and flat.steps.item() == 1 and not torch.equal(flat.flat_param, before[0])
+    assert ok.item() and flat.step_count.item() == 1 and not torch.equal(flat.flat_param, before[0])
+
+
+def test_the_update_is_torch_adams_own_over_the_flat_buffers() -> None:
+    """Adam's state tensors are views of the flat buffers: the step that moves them is the library's."""
+    actor, critic = _nets()
+    flat = FlatAdam([actor.parameters(), critic.parameters()], lr=1e-2)
+    assert isinstance(flat.adam, torch.optim.Adam) and flat.adam.param_groups[0]["fused"]
+    w = actor[0].weight
+    state = flat.adam.state[w]
+    assert state["exp_avg"].data_ptr() == flat.exp_avg.data_ptr()
+    assert state["exp_avg_sq"].data_ptr() == flat.exp_avg_sq.data_ptr()
+    assert state["step"].data_ptr() == flat.steps.data_ptr()
+    _set_grads(list(actor.parameters()) + list(critic.parameters()), torch.Generator().manual_seed(0))
+    flat.step(torch.tensor(True), max_norm=None)
+    assert flat.exp_avg.abs().sum() > 0 and torch.equal(flat.steps, torch.ones_like(flat.steps))
+
+
+@pytest.mark.parametrize("max_norm", [None, 0.5])
+def test_traceable_step_matches_torch_adam_and_skips(max_norm: float | None) -> None:
+    """The plain-op step that ``torch.compile`` traces (the fused kernel cannot be) against the library's."""
+    actor, critic = _nets()
+    traced_actor, traced_critic = copy.deepcopy(actor), copy.deepcopy(critic)
+    lib = FlatAdam([actor.parameters(), critic.parameters()], lr=1e-2)
+    traced = FlatAdam([traced_actor.parameters(), traced_critic.parameters()], lr=1e-2)
+    for step in range(6):
+        ok = torch.tensor(step != 2)  # one skipped step in the middle
+        for opt, seed in ((lib, step), (traced, step)):
+            _set_grads(opt.params, torch.Generator().manual_seed(seed), scale=3.0)
+            if step == 2:
+                opt.flat_grad[0] = float("nan")
+        lib.step(ok, max_norm)
+        # the compile path, outside a compile: the same clipping, then the plain-op update
+        if max_norm is not None:
+            coef = torch.where(ok, (max_norm / (traced.grad_norms() + 1e-6)).clamp(max=1.0), 1.0)
+            for i, s in enumerate(traced.segments):
+                traced.flat_grad[s].mul_(coef[i])
+        traced._traceable_step(ok)
+    assert torch.allclose(lib.flat_param, traced.flat_param, rtol=1e-5, atol=1e-6)
+    assert torch.allclose(lib.exp_avg_sq, traced.exp_avg_sq, rtol=1e-5, atol=1e-9)
+    assert lib.step_count.item() == traced.step_count.item() == 5
+
+
+def test_saved_state_is_portable_to_a_plain_adam() -> None:
+    """A checkpoint carries torch's default execution flags and a float lr, so rsl_rl's plain Adam steps with it."""
+    actor, critic = _nets()
+    flat = FlatAdam([actor.parameters(), critic.parameters()], lr=2e-3)
+    _set_grads(flat.params, torch.Generator().manual_seed(0))
+    flat.step(torch.tensor(True), max_norm=1.0)
+    sd = flat.state_dict()
+    group = sd["param_groups"][0]
+    assert isinstance(group["lr"], float) and group["fused"] is None and group["capturable"] is False
+    assert sd["state"][0]["exp_avg"].data_ptr() != flat.exp_avg.data_ptr()  # a copy: training on leaves it
+    plain_actor, plain_critic = _nets()
+    plain = torch.optim.Adam(itertools.chain(plain_actor.parameters(), plain_critic.parameters()), lr=1.0)
+    plain.load_state_dict(sd)
+    for p in itertools.chain(plain_actor.parameters(), plain_critic.parameters()):
+        p.grad = torch.ones_like(p)
+    plain.step()
+    assert plain.param_groups[0]["lr"] == pytest.approx(2e-3)

@@ -200,7 +200,7 @@ def test_nan_gradient_skips_one_step(make_learner) -> None:
     assert metrics["skipped_steps"].item() == 1
     assert alg.guard.streak_quantity == "critic gradient"
     assert torch.isfinite(flat_params(alg)).all() and torch.isfinite(alg.optimizer.exp_avg_sq).all()
-    assert alg.optimizer.steps.item() == 3  # 4 steps, one skipped
+    assert alg.optimizer.step_count.item() == 3  # 4 steps, one skipped
 
 
 def test_raises_after_k_consecutive_skipped_iterations(make_learner) -> None:

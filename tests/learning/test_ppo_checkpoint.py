@@ -130,7 +130,7 @@ def test_rsl_rl_loads_a_redline_checkpoint(make_learner, tmp_path, model_cfg: Mo
     rsl.load({**state, "iter": 1, "infos": None}, load_cfg=None, strict=True)
     assert torch.allclose(rsl.actor(obs), alg.act_inference(obs), atol=1e-6)
     assert rsl.learning_rate == pytest.approx(alg.learning_rate.item())
-    assert rsl.optimizer.state_dict()["state"][0]["step"].item() == alg.optimizer.steps.item()
+    assert rsl.optimizer.state_dict()["state"][0]["step"].item() == alg.optimizer.step_count.item()
 
 
 def test_redline_loads_an_rsl_rl_checkpoint(make_learner) -> None:

@@ -30,7 +30,7 @@ def test_the_stock_runner_trains_with_redlines_update_and_rsl_rl_plays_the_resul
     before = runner.alg.learner.optimizer.flat_param.clone()
     runner.learn(2)
     assert not torch.equal(before, runner.alg.learner.optimizer.flat_param)  # redline's update ran
-    assert runner.alg.learner.optimizer.steps.item() == 2 * 5 * 4  # 2 iterations x 5 epochs x 4 minibatches
+    assert runner.alg.learner.optimizer.step_count.item() == 2 * 5 * 4  # 2 iterations x 5 epochs x 4 minibatches
     checkpoint = tmp_path / "model_1.pt"
     assert checkpoint.is_file() and list(tmp_path.glob("events.out.tfevents.*"))  # rsl_rl's own logger wrote
     # the stock play path: a runner with rsl_rl's own PPO loads the checkpoint and acts as redline's policy

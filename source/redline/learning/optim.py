@@ -1,13 +1,15 @@
-"""Adam over one flat fp32 buffer, with a tensor learning rate, grad-norm clipping and a device-side skip flag.
+"""Adam over one flat fp32 buffer: ``torch.optim.Adam`` (fused where the device has the kernel) behind our interface.
 
 The parameters of the actor and the critic become views into one contiguous fp32 buffer (and their ``.grad`` views
-into a second), so the whole optimizer step is one fused Adam pass per segment (torch's ``_fused_adam_``, the kernel
-behind ``torch.optim.Adam(fused=True)``) instead of a dozen kernels per parameter, and a later all-reduce is one call.
-The learning rate is a 0-dim device tensor and the step is taken or skipped by a device flag (the kernel's
-``found_inf``): nothing is read back to the host, so a step can be captured in a CUDA graph.
+into a second), so a data-parallel all-reduce is one call and each network's gradient norm one reduction. The Adam
+moments and step counts are views into flat buffers too, handed to ``torch.optim.Adam`` as its state: the update
+itself is the library's (``Adam(fused=True)``, one kernel over all parameters), and so is the checkpoint format.
 
-The maths is torch.optim.Adam's (no weight decay, no amsgrad) and :meth:`FlatAdam.state_dict` writes its format, so
-rsl_rl's ``optimizer.load_state_dict(checkpoint["optimizer_state_dict"])`` accepts a redline checkpoint.
+What stays ours, around the library step: per-network gradient clipping (rsl_rl clips the actor and the critic
+separately), the learning rate as a 0-dim device tensor (Adam accepts a tensor ``lr`` when fused), a step skipped by a
+device flag (Adam's ``found_inf``, the protocol ``GradScaler`` uses) and a one-copy-per-update rollback of weights
+that a finite step overflowed. Nothing is read back to the host, so a step can be captured in a CUDA graph
+(``capturable=True`` on CUDA).
 """
 
 from __future__ import annotations
@@ -17,10 +19,16 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.optim.optimizer import _get_fused_kernels_supported_devices
+
+EXECUTION_FLAGS = {"fused": None, "capturable": False, "foreach": None, "differentiable": False}
+"""Adam's per-device execution switches as a saved checkpoint carries them: torch's defaults, so a checkpoint written
+with the fused kernel on a GPU loads into rsl_rl's plain Adam on any device (a saved ``capturable=True`` would refuse
+to step on the CPU). They choose kernels, not maths."""
 
 
 class FlatAdam:
-    """Adam with fp32 master weights packed flat; parameters are grouped into segments clipped separately."""
+    """``torch.optim.Adam`` over parameters packed into flat fp32 buffers, clipped per segment, skippable on device."""
 
     def __init__(
         self,
@@ -47,9 +55,9 @@ class FlatAdam:
             start = sum(p.numel() for p in self.params)
             self.params.extend(seg)
             self.segments.append(slice(start, sum(p.numel() for p in self.params)))
-        first = self.params[0]
+        device = self.params[0].device
         total = self.segments[-1].stop
-        kw: dict[str, Any] = {"device": first.device, "dtype": torch.float32}
+        kw: dict[str, Any] = {"device": device, "dtype": torch.float32}
         self.flat_param = torch.empty(total, **kw)
         self.reduce_buffer = torch.zeros(total + reduce_extra, **kw)
         """``[gradient | extra]``: what one data-parallel all-reduce sums (the gradient part is :attr:`flat_grad`)."""
@@ -58,15 +66,14 @@ class FlatAdam:
         """``(reduce_extra,)`` room for statistics reduced together with the gradient."""
         self.exp_avg = torch.zeros(total, **kw)
         self.exp_avg_sq = torch.zeros(total, **kw)
-        self.steps = torch.zeros((), **kw)
-        """Optimizer steps taken (skipped steps do not count), as Adam's per-parameter ``step``."""
-        self._snapshot = tuple(
-            torch.empty_like(x) for x in (self.flat_param, self.exp_avg, self.exp_avg_sq, self.steps)
-        )
-        """Parameters, moments and step count at the last :meth:`snapshot`."""
+        self.steps = torch.zeros(len(self.params), **kw)
+        """``(num_params,)`` Adam's per-parameter step counts (all equal; skipped steps do not count)."""
+        self._snapshot = tuple(torch.empty_like(x) for x in self._state())
+        """Parameters, moments and step counts at the last :meth:`snapshot`."""
         self.lr = torch.tensor(float(lr), **kw)
         """The learning rate, a 0-dim device tensor; change it in place (``lr.copy_``)."""
-        self.betas, self.eps = (float(betas[0]), float(betas[1])), float(eps)
+        self._found_inf = torch.zeros((), **kw)
+        """Adam's skip flag (1.0: the fused kernel returns before touching anything); written in place per step."""
         self._slices: list[slice] = []
         offset = 0
         for p in self.params:
@@ -78,7 +85,38 @@ class FlatAdam:
             self._slices.append(sl)
             offset = sl.stop
         self._grad_views = [self.flat_grad[sl].view_as(p) for sl, p in zip(self._slices, self.params, strict=True)]
+        self.fused = device.type in _get_fused_kernels_supported_devices()
+        """The fused kernel runs the step (else torch's single-tensor loop, same maths)."""
+        self._flags = {**EXECUTION_FLAGS, "fused": self.fused or None, "capturable": device.type == "cuda"}
+        self.adam = torch.optim.Adam(self.params, lr=self.lr, betas=betas, eps=eps, **self._flags)
+        """The library optimizer; its state tensors are views of :attr:`exp_avg`, :attr:`exp_avg_sq`, :attr:`steps`."""
+        self._bind_state()
         self.bind_grads()
+
+    @property
+    def betas(self) -> tuple[float, float]:
+        """Adam's (β1, β2)."""
+        beta1, beta2 = self.adam.param_groups[0]["betas"]
+        return float(beta1), float(beta2)
+
+    @property
+    def eps(self) -> float:
+        """Adam's ε."""
+        return float(self.adam.param_groups[0]["eps"])
+
+    @property
+    def step_count(self) -> torch.Tensor:
+        """Optimizer steps taken, 0-dim (skipped steps do not count)."""
+        return self.steps[0]
+
+    def _bind_state(self) -> None:
+        """Make Adam's per-parameter state the views of the flat moment and step buffers."""
+        for i, (sl, p) in enumerate(zip(self._slices, self.params, strict=True)):
+            self.adam.state[p] = {
+                "step": self.steps[i],
+                "exp_avg": self.exp_avg[sl].view_as(p),
+                "exp_avg_sq": self.exp_avg_sq[sl].view_as(p),
+            }
 
     def bind_grads(self) -> None:
         """(Re)attach every parameter's ``.grad`` to its view of the flat gradient buffer."""
@@ -98,8 +136,8 @@ class FlatAdam:
     def step(self, ok: torch.Tensor, max_norm: float | None, norms: torch.Tensor | None = None) -> torch.Tensor:
         """Clip each segment's gradient to ``max_norm``, then take one Adam step where ``ok`` (a device bool).
 
-        Where ``ok`` is False nothing changes: parameters, moments and the step count stay as they were (the
-        gradient, which may hold NaN/Inf, is replaced by zeros before it touches any state).
+        Where ``ok`` is False nothing changes: parameters, moments and step counts stay as they were (the kernel
+        returns on Adam's ``found_inf`` before reading the gradient, which may hold NaN/Inf).
 
         Args:
             ok: 0-dim bool tensor; False skips the step.
@@ -111,21 +149,24 @@ class FlatAdam:
             still overflow them (a finite but huge learning rate, weights near float32's limit); the caller then
             rolls back to a :meth:`snapshot` (:meth:`restore_unless`).
         """
-        skip = (~ok).float()  # found_inf: 1.0 makes the kernel return before it touches anything
-        scale = None
         if max_norm is not None:
             norms = self.grad_norms() if norms is None else norms
-            # clip_grad_norm_'s coefficient min(1, max_norm / (‖g‖ + 1e-6)), as the divisor the kernel applies:
-            # max(1, (‖g‖ + 1e-6) / max_norm); 1 on a skipped step (its norm may not be finite)
-            scale = torch.where(ok, ((norms + 1e-6) / max_norm).clamp(min=1.0), 1.0)
-        self.steps += ok.float()  # Adam's step count, read by the kernel for the bias corrections
-        self._adam(ok, skip, scale)
+            # clip_grad_norm_'s coefficient: g ← g · min(1, max_norm / (‖g‖ + 1e-6)); 1 on a skipped step
+            coef = torch.where(ok, (max_norm / (norms + 1e-6)).clamp(max=1.0), 1.0)
+            for i, s in enumerate(self.segments):
+                self.flat_grad[s].mul_(coef[i])
+        if torch.compiler.is_compiling():  # the fused kernel's tensor-lr overload cannot be traced (no fake impl)
+            self._traceable_step(ok)
+        else:
+            self._found_inf.copy_(~ok)
+            self.adam.found_inf = self._found_inf  # type: ignore[attr-defined]  # read by Adam.step, as GradScaler does
+            self.adam.step()
         # one reduction instead of an elementwise isfinite (~5x fewer passes): a NaN or Inf anywhere makes the sum
         # non-finite; a finite sum past float32's range would need weights near 1e33, overflowing anyway
         return torch.isfinite(self.flat_param.sum())
 
     def snapshot(self) -> None:
-        """Keep the parameters, moments and step count (three flat copies; once per update, not per step)."""
+        """Keep the parameters, moments and step counts (flat copies; once per update, not per step)."""
         for kept, live in zip(self._snapshot, self._state(), strict=True):
             kept.copy_(live)
 
@@ -137,103 +178,54 @@ class FlatAdam:
     def _state(self) -> tuple[torch.Tensor, ...]:
         return self.flat_param, self.exp_avg, self.exp_avg_sq, self.steps
 
-    def _adam(self, ok: torch.Tensor, skip: torch.Tensor, scale: torch.Tensor | None) -> None:
-        """The Adam update itself, in place (see :meth:`step`)."""
-        beta1, beta2 = self.betas
-        grad = self.flat_grad
-        if torch.compiler.is_compiling():  # the fused kernel's tensor-lr overload cannot be traced (no fake impl)
-            self._traceable_step(ok, scale)
-            return
-        for i, s in enumerate(self.segments):
-            # one fused pass per segment (torch.optim.Adam(fused=True)'s kernel, CPU and CUDA):
-            # g ← g / scale;  m ← β1 m + (1 − β1) g;  v ← β2 v + (1 − β2) g²;
-            # θ ← θ − lr / (1 − β1^t) · m / (sqrt(v / (1 − β2^t)) + eps)
-            torch._fused_adam_(
-                [self.flat_param[s]],
-                [grad[s]],
-                [self.exp_avg[s]],
-                [self.exp_avg_sq[s]],
-                [],
-                [self.steps],
-                lr=self.lr,
-                beta1=beta1,
-                beta2=beta2,
-                weight_decay=0.0,
-                eps=self.eps,
-                amsgrad=False,
-                maximize=False,
-                grad_scale=None if scale is None else scale[i],
-                found_inf=skip,
-            )
-
-    def _traceable_step(self, ok: torch.Tensor, scale: torch.Tensor | None) -> None:
-        """The fused step's maths in plain tensor ops, for ``torch.compile`` (equal to it within rounding).
+    def _traceable_step(self, ok: torch.Tensor) -> None:
+        """Adam's step in plain tensor ops, for ``torch.compile`` (tested against ``torch.optim.Adam``).
 
         Args:
-            ok: 0-dim bool; False keeps parameters and moments as they were.
-            scale: the per-segment gradient divisors ``(num_segments,)``, or None.
+            ok: 0-dim bool; False keeps parameters, moments and step counts as they were.
         """
         beta1, beta2 = self.betas
-        bias1 = 1.0 - torch.pow(beta1, self.steps)  # 1 − β1^t
-        bias2 = 1.0 - torch.pow(beta2, self.steps)  # 1 − β2^t
-        for i, s in enumerate(self.segments):
-            g = self.flat_grad[s] if scale is None else self.flat_grad[s] / scale[i]  # g ← g / scale
-            m = torch.lerp(self.exp_avg[s], g, 1.0 - beta1)  # m ← β1 m + (1 − β1) g
-            v = self.exp_avg_sq[s] * beta2 + (1.0 - beta2) * g * g  # v ← β2 v + (1 − β2) g²
-            # θ ← θ − lr / (1 − β1^t) · m / (sqrt(v) / sqrt(1 − β2^t) + eps)
-            param = self.flat_param[s] - (self.lr / bias1) * m / (v.sqrt() / bias2.sqrt() + self.eps)
-            self.flat_param[s].copy_(torch.where(ok, param, self.flat_param[s]))
-            self.exp_avg[s].copy_(torch.where(ok, m, self.exp_avg[s]))
-            self.exp_avg_sq[s].copy_(torch.where(ok, v, self.exp_avg_sq[s]))
+        self.steps += ok.float()
+        bias1 = 1.0 - torch.pow(beta1, self.steps[0])  # 1 − β1^t
+        bias2 = 1.0 - torch.pow(beta2, self.steps[0])  # 1 − β2^t
+        g = self.flat_grad
+        m = torch.lerp(self.exp_avg, g, 1.0 - beta1)  # m ← β1 m + (1 − β1) g
+        v = self.exp_avg_sq * beta2 + (1.0 - beta2) * g * g  # v ← β2 v + (1 − β2) g²
+        # θ ← θ − lr / (1 − β1^t) · m / (sqrt(v) / sqrt(1 − β2^t) + eps)
+        param = self.flat_param - (self.lr / bias1) * m / (v.sqrt() / bias2.sqrt() + self.eps)
+        self.flat_param.copy_(torch.where(ok, param, self.flat_param))
+        self.exp_avg.copy_(torch.where(ok, m, self.exp_avg))
+        self.exp_avg_sq.copy_(torch.where(ok, v, self.exp_avg_sq))
 
     def state_dict(self) -> dict:
-        """torch.optim.Adam's state-dict format (one parameter group), on the parameters' device."""
-        state = {}
-        for i, (sl, p) in enumerate(zip(self._slices, self.params, strict=True)):
-            state[i] = {
-                "step": self.steps.detach().cpu().clone(),
-                "exp_avg": self.exp_avg[sl].view_as(p).clone(),
-                "exp_avg_sq": self.exp_avg_sq[sl].view_as(p).clone(),
-            }
-        group = {
-            "lr": float(self.lr),
-            "betas": self.betas,
-            "eps": self.eps,
-            "weight_decay": 0,
-            "amsgrad": False,
-            "maximize": False,
-            "foreach": None,
-            "capturable": False,
-            "differentiable": False,
-            "fused": None,
-            "decoupled_weight_decay": False,
-            "params": list(range(len(self.params))),
-        }
-        return {"state": state, "param_groups": [group]}
+        """``torch.optim.Adam``'s state dict (copies), with a float ``lr`` and torch's default execution flags."""
+        sd = self.adam.state_dict()
+        state = {k: {name: t.detach().clone() for name, t in entry.items()} for k, entry in sd["state"].items()}
+        groups = [{**g, **EXECUTION_FLAGS, "lr": float(self.lr)} for g in sd["param_groups"]]
+        return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Load torch.optim.Adam's format (from redline or rsl_rl), one group over the same parameters."""
-        groups = state_dict["param_groups"]
-        if len(groups) != 1 or len(groups[0]["params"]) != len(self.params):
-            sizes = [len(g["params"]) for g in groups]
-            raise ValueError(f"optimizer state has parameter groups of sizes {sizes}; expected [{len(self.params)}]")
-        group = groups[0]
+        """Load ``torch.optim.Adam``'s format (from redline or rsl_rl) over the same parameters, in order.
+
+        Raises:
+            ValueError: other parameter groups (torch's check), or weight decay / amsgrad, which redline's update
+                does not take.
+        """
+        self.adam.load_state_dict(state_dict)  # validates the groups, casts the state to the parameters' device
+        group = self.adam.param_groups[0]
         if group.get("weight_decay", 0) or group.get("amsgrad", False):
-            raise ValueError("optimizer state uses weight decay or amsgrad, which FlatAdam does not implement")
+            raise ValueError("optimizer state uses weight decay or amsgrad, which redline's update does not take")
         self.lr.fill_(float(group["lr"]))
-        self.betas, self.eps = (float(group["betas"][0]), float(group["betas"][1])), float(group["eps"])
-        steps = None
-        for i, sl in enumerate(self._slices):
-            pid = group["params"][i]
-            entry = state_dict["state"].get(pid)
-            if entry is None:
-                self.exp_avg[sl].zero_()
-                self.exp_avg_sq[sl].zero_()
-                continue
-            self.exp_avg[sl].copy_(entry["exp_avg"].reshape(-1))
-            self.exp_avg_sq[sl].copy_(entry["exp_avg_sq"].reshape(-1))
-            steps = entry["step"] if steps is None else steps
-        self.steps.fill_(float(steps) if steps is not None else 0.0)
+        group.update(self._flags, lr=self.lr)
+        for i, (sl, p) in enumerate(zip(self._slices, self.params, strict=True)):
+            entry = self.adam.state.get(p, {})
+            for flat, name in ((self.exp_avg, "exp_avg"), (self.exp_avg_sq, "exp_avg_sq")):
+                if name in entry:
+                    flat[sl].copy_(entry[name].reshape(-1))
+                else:
+                    flat[sl].zero_()
+            self.steps[i].fill_(float(entry["step"]) if "step" in entry else 0.0)
+        self._bind_state()
 
 
 def adaptive_lr(
