@@ -24,3 +24,16 @@ BIN = Path(sys.executable).parent
 def test_linters_pass(command: list[str]) -> None:
     proc = subprocess.run([str(BIN / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_ci_fails_when_pytest_collects_nothing() -> None:
+    """``.ci/run`` (the README's test command on a clean checkout) treats "no tests collected" as a failure."""
+    proc = subprocess.run(
+        [str(ROOT / ".ci" / "run"), "tests/test_tooling.py", "-k", "no_test_has_this_name"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 5, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "pytest collected no tests" in proc.stderr
