@@ -353,7 +353,7 @@ class PPO:
         opt.restore_unless(self._weights_ok)  # no checkpoint ever holds an overflowed weight
         self._update_obs_normalizers()
         skipped = self.guard.skipped.clone()
-        self.guard.end_iteration()  # the update's one host read (of three per iteration); raises after too many skipping iterations
+        self.guard.end_iteration()  # the update's host read (1 of 3 per iteration); raises on a streak of skips
         st.clear()
         assert first_ratio_dev is not None  # an iteration has at least one minibatch
         metrics = dict(zip(STEP_METRICS, (sums / steps_taken).unbind(), strict=True))
