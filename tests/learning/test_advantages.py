@@ -1,9 +1,15 @@
-"""GAE against numbers worked out by hand, and against rsl_rl's time-out bootstrapping."""
+"""GAE against numbers worked out by hand, and against rsl_rl 5.5.1's own returns code (time-out bootstrap included)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from rsl_rl.algorithms import PPO as RslPPO
+from rsl_rl.models import MLPModel
+from rsl_rl.modules import GaussianDistribution
+from rsl_rl.storage import RolloutStorage as RslStorage
+from tensordict import TensorDict
+from torch import nn
 
 from redline.learning.advantages import gae, next_values, normalize
 
@@ -55,31 +61,73 @@ def test_terminated_wins_over_truncated() -> None:
     assert adv.item() == pytest.approx(1.0)  # δ = 1 + 0.9·5·0 − 0
 
 
-def _rsl_rl_returns(rewards, values, last_values, dones, time_outs, gamma, lam):
-    """rsl_rl 5.5.1's scheme, transcribed: r_t += γ V(s_t) on time-outs, then GAE with done = terminated | time-out."""
-    rewards = rewards + gamma * values * time_outs
-    advantage = torch.zeros_like(last_values)
-    returns = torch.empty_like(values)
-    for step in reversed(range(values.shape[0])):
-        nv = last_values if step == values.shape[0] - 1 else values[step + 1]
-        not_terminal = 1.0 - dones[step].float()
-        delta = rewards[step] + not_terminal * gamma * nv - values[step]
-        advantage = delta + not_terminal * gamma * lam * advantage
-        returns[step] = advantage + values[step]
-    return returns - values, returns
+class _FixedCritic(nn.Module):
+    """Stands in for rsl_rl's critic in ``compute_returns``: V(s_T) is given, not computed."""
+
+    def __init__(self, last_values: torch.Tensor) -> None:
+        super().__init__()
+        self.last_values = last_values
+
+    def forward(self, obs: TensorDict) -> torch.Tensor:
+        return self.last_values.unsqueeze(-1)  # (N, 1), as rsl_rl's critic returns it
+
+    def get_hidden_state(self) -> None:
+        return None
+
+    def reset(self, dones: torch.Tensor | None = None, hidden_state: object = None) -> None:
+        pass
 
 
-def test_gae_matches_rsl_rl_bootstrap_with_value_of_current_state() -> None:
-    """With bootstrap_values = V(s_t), time-outs give rsl_rl's numbers exactly (its documented approximation)."""
-    g = torch.Generator().manual_seed(0)
+def _rsl_rl_gae(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    last_values: torch.Tensor,
+    dones: torch.Tensor,
+    time_outs: torch.Tensor,
+    gamma: float,
+    lam: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """rsl_rl 5.5.1's own ``PPO.process_env_step`` (time-out bootstrap r_t += γ V(s_t)) and ``PPO.compute_returns``
+    (GAE with done = terminated | time-out) on a real ``RolloutStorage``: ``(advantages, returns)``, ``(T, N)``.
+
+    Args are ``(T, N)`` except ``last_values`` ``(N,)``; the advantages are left unnormalised
+    (``normalize_advantage_per_mini_batch=True`` defers rsl_rl's normalisation to the minibatch).
+    """
+    steps, envs = values.shape
+    obs = TensorDict({"policy": torch.zeros(envs, 1)}, batch_size=[envs])
+    groups = {"actor": ["policy"], "critic": ["policy"]}
+    dist = {"class_name": GaussianDistribution}
+    actor = MLPModel(obs, groups, "actor", 1, [4], distribution_cfg=dist)
+    storage = RslStorage("rl", envs, steps, obs, [1], "cpu")
+    rsl = RslPPO(actor, MLPModel(obs, groups, "critic", 1, [4]), storage, gamma=gamma, lam=lam)
+    rsl.normalize_advantage_per_mini_batch = True
+    rsl.critic = _FixedCritic(last_values)
+    for t in range(steps):
+        tr = rsl.transition
+        tr.observations, tr.values = obs, values[t].unsqueeze(-1)
+        tr.actions, tr.actions_log_prob = torch.zeros(envs, 1), torch.zeros(envs)
+        tr.distribution_params = (torch.zeros(envs, 1), torch.ones(envs, 1))
+        rsl.process_env_step(obs, rewards[t], dones[t], {"time_outs": time_outs[t]})
+    rsl.compute_returns(obs)
+    return storage.advantages.squeeze(-1), storage.returns.squeeze(-1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_gae_matches_rsl_rl_bootstrap_with_value_of_current_state(seed: int) -> None:
+    """With bootstrap_values = V(s_t), time-outs give rsl_rl's numbers (its documented approximation), rsl_rl's own
+    code being the oracle; a step that both terminated and timed out counts as a time-out, as Isaac Lab reports it."""
+    g = torch.Generator().manual_seed(seed)
     T, N = 12, 64
     rewards, values = torch.randn(T, N, generator=g), torch.randn(T, N, generator=g)
     last = torch.randn(N, generator=g)
     dones = torch.rand(T, N, generator=g) < 0.15
     time_outs = dones & (torch.rand(T, N, generator=g) < 0.5)
+    time_outs[T - 1, :4] = dones[T - 1, :4] = True  # time-outs on the last step bootstrap too
     terminated = dones & ~time_outs
+    assert terminated.any() and time_outs.any()
     adv, ret = gae(rewards, values, next_values(values, last, time_outs, values), terminated, time_outs, 0.99, 0.95)
-    ref_adv, ref_ret = _rsl_rl_returns(rewards, values, last, dones, time_outs.float(), 0.99, 0.95)
+    ref_adv, ref_ret = _rsl_rl_gae(rewards, values, last, dones, time_outs, 0.99, 0.95)
+    # one fp32 rounding per step of a 12-step recursion over O(1) values: agreement to ~1e-6
     assert torch.allclose(adv, ref_adv, atol=1e-5)
     assert torch.allclose(ret, ref_ret, atol=1e-5)
 
