@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,8 @@ import pytest
 from redline.bench import train as study
 from redline.bench.train import StudyOptions, run_study, summarize_run, train_command
 from redline.errors import UserError
+
+PRECISION_TOKEN = "agent.algorithm.use_mixed_precision=false"
 
 
 def _records(rewards: list[float | None], key: str = "mean_reward") -> list[dict[str, Any]]:
@@ -53,10 +57,71 @@ def test_learners_alternate_seed_by_seed() -> None:
     assert [learner for _, _, learner in plan] == ["redline", "rsl_rl", "rsl_rl", "redline", "redline", "rsl_rl"]
 
 
-def test_overrides_reach_the_redline_learner_only() -> None:
-    opts = StudyOptions(overrides=("agent.algorithm.gamma=0.98",))
-    assert "agent.algorithm.gamma=0.98" in train_command(opts, "Redline-Cartpole", "redline", 1)
-    assert "agent.algorithm.gamma=0.98" not in train_command(opts, "Redline-Cartpole", "rsl_rl", 1)
+def _extras(command: list[str]) -> list[str]:
+    """What follows ``--run_name <learner>`` in a ``train_command``: device, precision and override tokens."""
+    return command[command.index("--run_name") + 2 :]
+
+
+def test_a_comparison_gives_both_learners_the_same_env_physics_agent_and_precision() -> None:
+    tokens = ("env.scene.num_envs=32", "physics=newton_mjwarp", "agent.algorithm.gamma=0.98")
+    opts = StudyOptions(overrides=tokens, device="cpu")
+    ours = train_command(opts, "Redline-Cartpole", "redline", 1)
+    theirs = train_command(opts, "Redline-Cartpole", "rsl_rl", 1)
+    assert ours == [
+        *("train", "--task", "Redline-Cartpole", "--learner", "redline", "--seed", "1", "--max_iterations", "100"),
+        *("--run_name", "redline", "--device", "cpu", "--precision", "fp32", "agent.save_interval=1000000", *tokens),
+    ]
+    # rsl_rl ignores --precision: its fp32 is its agent config's use_mixed_precision=false, stated, not assumed
+    assert _extras(theirs) == ["--device", "cpu", "agent.save_interval=1000000", *tokens, PRECISION_TOKEN]
+    assert theirs[:8] == [*ours[:4], "rsl_rl", *ours[5:8]]  # same task and seed, the other learner
+
+
+def test_without_a_comparison_the_redline_command_is_as_given() -> None:
+    """``--vs none`` passes precision and overrides through unchanged (a resumed ablation keeps its runs)."""
+    opts = StudyOptions(vs="none", precision="bf16", overrides=("agent.algorithm.use_mixed_precision=true",))
+    assert _extras(train_command(opts, "Redline-Cartpole", "redline", 1)) == [
+        *("--precision", "bf16", "agent.save_interval=1000000", "agent.algorithm.use_mixed_precision=true"),
+    ]
+    assert "--precision" not in train_command(StudyOptions(vs="none"), "Redline-Cartpole", "redline", 1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"precision": "bf16"}, "--precision bf16: rsl_rl runs fp32 in a comparison"),
+        ({"precision": "auto"}, "--precision auto: rsl_rl runs fp32 in a comparison"),
+        ({"overrides": ("agent.algorithm.use_mixed_precision=true",)}, "use_mixed_precision with --vs rsl_rl"),
+        ({"overrides": ("agent.torch_compile_mode=default",)}, "torch_compile_mode with --vs rsl_rl: the redline"),
+        ({"overrides": ("agent.check_for_nan=false",)}, "check_for_nan with --vs rsl_rl: the redline learner"),
+        ({"learner_config": ("precision=bf16",)}, "--learner-config precision: the precision of a comparison"),
+        ({"overrides": ("gamma=0.98",)}, "--override: 'gamma=0.98' is not env.<field>=<value>"),
+        ({"overrides": ("env.scene.num_envs",)}, "--override: 'env.scene.num_envs' is not"),
+    ],
+)
+def test_options_that_would_make_a_comparison_unequal_are_refused(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(UserError, match=re.escape(message)):
+        StudyOptions(**kwargs)
+
+
+def test_study_json_records_what_reached_each_learner(tmp_path: Path) -> None:
+    opts = StudyOptions(
+        seeds=(1,),
+        out=tmp_path / "s",
+        bootstrap_reps=20,
+        overrides=("physics=mujoco_cpu",),
+        learner_config=("reshuffle_each_epoch=false",),
+    )
+    run_study(opts, FakeTrainer())
+    result = json.loads((tmp_path / "s" / "study.json").read_text())
+    assert result["applied"] == {
+        "redline": {
+            "precision": "fp32",
+            "overrides": ["physics=mujoco_cpu"],
+            "learner_config": ["reshuffle_each_epoch=false"],
+        },
+        "rsl_rl": {"precision": "fp32", "overrides": ["physics=mujoco_cpu", PRECISION_TOKEN], "learner_config": []},
+    }
+    assert result["differences"] == ["learner_config reshuffle_each_epoch=false: the redline learner only"]
 
 
 class FakeTrainer:
@@ -109,7 +174,11 @@ def test_resume_reruns_a_run_whose_command_changed(tmp_path: Path) -> None:
     )
     again = FakeTrainer()
     run_study(ablation, again)
-    assert again.calls == [("redline", 1)]  # the rsl_rl run's command is unchanged: kept
+    assert again.calls == [("redline", 1), ("rsl_rl", 1)]  # an override reaches both learners: both rerun
+    learner_only = dataclasses.replace(ablation, learner_config=("reshuffle_each_epoch=false",))
+    once_more = FakeTrainer()
+    run_study(learner_only, once_more)
+    assert once_more.calls == [("redline", 1)]  # the rsl_rl run's command is unchanged: kept
 
 
 def test_command_line_options() -> None:

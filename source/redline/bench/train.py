@@ -1,9 +1,10 @@
 """``redline bench train``: a learning study of the redline learner against rsl_rl 5.5.1 on real tasks.
 
 For every task and seed both learners train in their own process (``redline train --learner ...``) on the same env
-config and seed; the order alternates seed by seed (redline first on even positions, rsl_rl first on odd ones), so
-drifts in machine load hit both alike. Each finished run's summary is written to the study folder at once
-(atomically), so an interrupted study resumes with ``--resume`` and runs only what is missing.
+config, physics, agent config, precision and seed (:func:`learner_settings` says what reaches which learner;
+``study.json`` records it under ``applied``); the order alternates seed by seed (redline first on even positions,
+rsl_rl first on odd ones), so drifts in machine load hit both alike. Each finished run's summary is written to the
+study folder at once (atomically), so an interrupted study resumes with ``--resume`` and runs only what is missing.
 
 Per run, from its ``metrics.jsonl`` and the reward key ``mean_reward`` (for both learners the mean return of the last
 100 finished episodes, rsl_rl's statistic): env steps and wall time to the first iteration at the task's target,
@@ -40,6 +41,7 @@ import numpy as np
 from redline import options
 from redline.bench import stats
 from redline.bench.ablate import parse_fields
+from redline.envs.registry import PRESET_KEYS
 from redline.errors import UserError
 from redline.runs.metrics import read_records
 
@@ -59,6 +61,15 @@ METRICS = {
     "auc": True,
 }
 """Metric -> higher is better (time and steps to the target: lower is better)."""
+COMPARED_PRECISION = "fp32"
+"""The one precision of a comparison with rsl_rl: rsl_rl's bf16 (``use_mixed_precision``) autocasts its whole forward
+pass and loss, redline's keeps fp32 islands, so a bf16 study would compare two precision policies, not two learners."""
+NOT_FOR_A_COMPARISON = {
+    "agent.algorithm.use_mixed_precision": "the precision of a comparison is fp32 for both (--precision)",
+    "agent.torch_compile_mode": "the redline learner ignores it (it captures its own step): rsl_rl alone would change",
+    "agent.check_for_nan": "the redline learner ignores it (its NaN guard replaces it): rsl_rl alone would change",
+}
+"""Agent overrides refused with ``--vs rsl_rl``: each would reach one learner only, or both unequally."""
 CENSORING = (
     "a run that never reaches the target is censored: reached=false and its *_to_target is null in the run's "
     "summary; for the IQM, its CI and P(improvement) its env steps / wall time to target count as the run's total "
@@ -89,13 +100,16 @@ class StudyOptions:
     device: str | None = None
     """``cpu`` / ``cuda`` / ``cuda:N`` (None: ``redline train``'s default)."""
     precision: str | None = None
-    """The redline learner's ``--precision`` (None: not passed, the task's agent config decides)."""
+    """The redline learner's ``--precision``; with ``vs="rsl_rl"`` only ``fp32`` (None means it), which rsl_rl runs
+    too; with ``vs="none"`` None leaves it to the task's agent config."""
     num_envs: int | None = None
     """Envs per run (None: the task's default for the device)."""
     overrides: tuple[str, ...] = ()
-    """``agent.*``/``env.*`` overrides for the redline learner only."""
+    """``env.*``, ``agent.*`` and preset (``physics=...``) overrides, for every learner of the study (the agent config
+    is the one both learners read); :data:`NOT_FOR_A_COMPARISON` is refused with ``vs="rsl_rl"``."""
     learner_config: tuple[str, ...] = ()
-    """``FIELD=VALUE`` of the redline learner's PPOConfig (ablation switches; :mod:`redline.bench.ablate`)."""
+    """``FIELD=VALUE`` of the redline learner's PPOConfig (ablation switches; :mod:`redline.bench.ablate`); redline
+    only, by design, and recorded as a difference in ``study.json``."""
     bootstrap_reps: int = 2000
     """Bootstrap resamples per confidence interval."""
 
@@ -112,7 +126,23 @@ class StudyOptions:
         for task in self.tasks:
             if self.iterations(task) < 1:
                 raise UserError(f"--max_iterations: must be >= 1, got {self.iterations(task)} for {task}")
-        parse_fields(self.learner_config)  # a misspelt field fails here, not after the first runs
+        fields = parse_fields(self.learner_config)  # a misspelt field fails here, not after the first runs
+        if self.vs == "rsl_rl" and "precision" in fields:
+            raise UserError("--learner-config precision: the precision of a comparison is --precision's (fp32)")
+        for token in self.overrides:
+            key = token.partition("=")[0]
+            if "=" not in token or not (key.startswith(("env.", "agent.")) or key in PRESET_KEYS):
+                raise UserError(
+                    f"--override: '{token}' is not env.<field>=<value>, agent.<field>=<value> or "
+                    f"{'|'.join(PRESET_KEYS)}=<preset>"
+                )
+            if self.vs == "rsl_rl" and key in NOT_FOR_A_COMPARISON:
+                raise UserError(f"--override: {key} with --vs rsl_rl: {NOT_FOR_A_COMPARISON[key]} (or use --vs none)")
+        if self.vs == "rsl_rl" and self.precision not in (None, COMPARED_PRECISION):
+            raise UserError(
+                f"--precision {self.precision}: rsl_rl runs {COMPARED_PRECISION} in a comparison (valid with --vs "
+                f"rsl_rl: {COMPARED_PRECISION}; other precisions with --vs none)"
+            )
 
     def iterations(self, task: str) -> int:
         """Learning iterations per run of ``task``."""
@@ -128,22 +158,40 @@ class StudyOptions:
 # One run
 
 
+def learner_settings(opts: StudyOptions, learner: str) -> dict[str, Any]:
+    """What of the study's options reaches ``learner``'s runs (``study.json``'s ``applied``).
+
+    Returns:
+        ``precision`` (None: the agent config's), ``overrides`` (the ``redline train`` tokens, in order) and
+        ``learner_config`` (PPOConfig fields; redline only). Against rsl_rl both run fp32: redline by
+        ``--precision fp32``, rsl_rl by ``agent.algorithm.use_mixed_precision=false`` (rsl_rl ignores
+        ``--precision``; the token holds even for a task whose agent config turns mixed precision on).
+    """
+    compared = opts.vs == "rsl_rl"
+    precision = COMPARED_PRECISION if compared else opts.precision
+    overrides = list(opts.overrides)
+    if learner != LEARNER:
+        overrides.append("agent.algorithm.use_mixed_precision=false")
+    config = list(opts.learner_config) if learner == LEARNER else []
+    return {"precision": precision, "overrides": overrides, "learner_config": config}
+
+
 def train_command(opts: StudyOptions, task: str, learner: str, seed: int) -> list[str]:
-    """The ``redline train`` arguments of one run (without the interpreter and the log folder); with a
-    ``learner_config``, :mod:`redline.bench.ablate`'s ``FIELD=VALUE ... --`` in front."""
+    """The ``redline train`` arguments of one run (without the interpreter and the log folder), from
+    :func:`learner_settings`; with a ``learner_config``, :mod:`redline.bench.ablate`'s ``FIELD=VALUE ... --`` in
+    front."""
+    settings = learner_settings(opts, learner)
     argv = ["train", "--task", task, "--learner", learner, "--seed", str(seed)]
     argv += ["--max_iterations", str(opts.iterations(task)), "--run_name", learner]
     if opts.num_envs is not None:
         argv += ["--num_envs", str(opts.num_envs)]
     if opts.device is not None:
         argv += ["--device", opts.device]
-    if learner == LEARNER and opts.precision is not None:
-        argv += ["--precision", opts.precision]
-    argv += ["agent.save_interval=1000000"]  # checkpoints only at the end
-    if learner == LEARNER:
-        argv += list(opts.overrides)
-        if opts.learner_config:
-            argv = [*opts.learner_config, "--", *argv]
+    if learner == LEARNER and settings["precision"] is not None:
+        argv += ["--precision", settings["precision"]]
+    argv += ["agent.save_interval=1000000", *settings["overrides"]]  # checkpoints only at the end
+    if settings["learner_config"]:
+        argv = [*settings["learner_config"], "--", *argv]
     return argv
 
 
@@ -297,6 +345,9 @@ def analyse(opts: StudyOptions, runs: dict[str, dict[str, list[dict[str, Any]]]]
         tasks[task] = entry
     options = {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts)}
     options.update(out=str(opts.out), targets=dict(opts.targets))
+    differences = []  # deliberate, recorded: an ablation of redline's own switches against rsl_rl's runs
+    if opts.learner_config and opts.vs != "none":
+        differences.append(f"learner_config {' '.join(opts.learner_config)}: the redline learner only")
     result: dict[str, Any] = {
         "options": options,
         "reward_key": REWARD_KEY,
@@ -308,6 +359,8 @@ def analyse(opts: StudyOptions, runs: dict[str, dict[str, list[dict[str, Any]]]]
         ),
         "censoring": CENSORING,
         "auc": "mean of the learning curve over env steps (trapezoid), in return units",
+        "applied": {name: learner_settings(opts, name) for name in opts.learners},
+        "differences": differences,
         "tasks": tasks,
     }
     if len(opts.tasks) > 1 and opts.vs != "none":
@@ -416,9 +469,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=None, help="study folder (logs/bench_train/<date>)")
     parser.add_argument("--resume", action="store_true", help="keep the finished runs in --out, run the rest")
     parser.add_argument("--num_envs", type=int, default=None, help="envs per run (the task's default)")
-    parser.add_argument("--precision", default=None, help="redline learner: auto | bf16 | fp32 (the agent config's)")
     parser.add_argument(
-        "--override", action="append", default=[], help="redline learner only: agent.x=y / env.x=y (repeatable)"
+        "--precision", default=None, help="fp32 (both learners; with --vs none also auto | bf16, the agent config's)"
+    )
+    parser.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        help="both learners: env.x=y / agent.x=y / physics=<preset> (repeatable)",
     )
     parser.add_argument(
         "--learner-config",
