@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from redline.errors import UserError
-from redline.learning import PPO, PPOConfig
+from redline.learning import PPO, PPOConfig, capture
 from redline.learning.capture import CaptureWarning, Compiled, GraphReplay, resolve
 from redline.learning.rollout import train_iteration
 from redline.learning.testing import DummyVecEnv
@@ -129,3 +129,72 @@ def test_make_learner_fixture_unchanged(make_learner: Callable[..., tuple[PPO, A
     """The default config resolves to eager on the CPU: the existing tests keep testing the eager path."""
     alg, _ = make_learner()
     assert alg.capture_plan.kind == "eager" and not isinstance(alg._train_step, Compiled | GraphReplay)
+
+
+class _FakeGraphModule:
+    """``CudaGraphModule``'s call protocol without CUDA: ``warmup - 1`` eager calls, a recording call that runs the
+    function eagerly and then records (raising like the recorder when :attr:`refuse`), then replays."""
+
+    refuse = False
+
+    def __init__(self, module: Callable[..., Any], warmup: int) -> None:
+        self.module, self._warmup, self.counter = module, warmup, 0
+
+    def __call__(self, *args: Any) -> Any:
+        if self.counter >= self._warmup:
+            return self.module(*args)  # the replay
+        out = self.module(*args)
+        if self.counter == self._warmup - 1 and self.refuse:
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing\nsecond line")
+        self.counter += 1
+        return out
+
+
+@pytest.mark.parametrize("refuse", [False, True])
+def test_graph_replay_records_per_signature_and_never_repeats_a_refused_step(
+    monkeypatch: pytest.MonkeyPatch, refuse: bool
+) -> None:
+    """The adapter around tensordict's CudaGraphModule: one graph per argument signature; a refused recording warns
+    once, answers with the recording call's own eager run (a gradient step must not be taken twice) and runs
+    eagerly from then on."""
+    monkeypatch.setattr(capture, "CudaGraphModule", type("Fake", (_FakeGraphModule,), {"refuse": refuse}))
+    runs: list[int] = []
+
+    def step(x: torch.Tensor, k: float) -> torch.Tensor:
+        runs.append(x.numel())
+        return x * k
+
+    fn = GraphReplay(step, "test step", warmup=1)
+    assert torch.equal(fn(torch.ones(3), 2.0), torch.full((3,), 2.0))  # warm-up
+    if refuse:
+        with pytest.warns(CaptureWarning, match="capture refused for the test step, running it eagerly: RuntimeError"):
+            assert torch.equal(fn(torch.ones(3), 2.0), torch.full((3,), 2.0))
+        assert runs == [3, 3] and fn.refused is not None and "\n" not in fn.refused
+        fn(torch.ones(5), 2.0)
+        assert runs == [3, 3, 5] and fn.replays == 0  # eager from now on, every signature
+        return
+    for _ in range(3):
+        fn(torch.ones(3), 2.0)
+    fn(torch.ones(5), 2.0)  # a new shape: a graph of its own, warming up
+    fn(torch.ones(3), 3.0)  # a new scalar: likewise
+    assert len(fn._graphs) == 3 and fn.replays == 2 and fn.refused is None
+    assert runs == [3, 3, 3, 3, 5, 3]
+
+
+def test_graph_replay_raises_what_the_step_itself_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error in the function (not in the recorder) is the caller's error, not a refused capture."""
+    monkeypatch.setattr(capture, "CudaGraphModule", _FakeGraphModule)
+
+    calls = [0]
+
+    def broken_after_warmup(x: torch.Tensor) -> torch.Tensor:
+        calls[0] += 1
+        if calls[0] > 1:
+            raise ValueError("a bug in the step")
+        return x
+
+    fn = GraphReplay(broken_after_warmup, "test step", warmup=1)
+    fn(torch.ones(2))  # warm-up
+    with pytest.raises(ValueError, match="a bug in the step"):
+        fn(torch.ones(2))  # the recording call's eager run fails: re-raised, not a refusal
+    assert fn.refused is None

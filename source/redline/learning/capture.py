@@ -5,10 +5,10 @@ pass, the NaN flags, the adaptive learning rate), each costing the host a few mi
 GPU the launches, not the arithmetic, set the update's time. Nothing in those steps reads a device value on the host
 (the step's decisions are device flags), so they can be recorded once and replayed:
 
-- **CUDA** (:class:`GraphReplay`): the step is run eagerly a few times on a side stream (warm-up: cuBLAS handles,
-  autograd's device threads), then recorded into a ``torch.cuda.CUDAGraph`` over static copies of its tensor
-  arguments; each later call copies the arguments into those buffers and replays the graph. The kernels are eager's
-  own, so the numbers are eager's.
+- **CUDA** (:class:`GraphReplay`, over tensordict's ``CudaGraphModule``): the step is run eagerly a few times on a
+  side stream (warm-up: cuBLAS handles, autograd's device threads), then recorded into a ``torch.cuda.CUDAGraph``
+  over static copies of its tensor arguments; each later call copies the arguments into those buffers and replays
+  the graph. The kernels are eager's own, so the numbers are eager's.
 - **elsewhere**, with ``capture="on"`` (:class:`Compiled`): ``torch.compile(fullgraph=True)`` of the same function,
   the backward traced in (dynamo's ``trace_autograd_ops``). Equal to eager within rounding (inductor may fuse and
   reorder); with ``backend="aot_eager"`` it runs eager's ops and proves the step is one graph with no host sync.
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
+from tensordict.nn import CudaGraphModule
 from torch.utils import _pytree as pytree
 
 CAPTURE_MODES = ("auto", "on", "off")
@@ -140,33 +141,20 @@ class Compiled:
         return out
 
 
-@dataclass
-class _Graph:
-    """One recorded graph: its static argument leaves and its outputs."""
-
-    graph: torch.cuda.CUDAGraph
-    inputs: list[Any]
-    outputs: Any
-
-
-@dataclass
-class _Signature:
-    """Calls seen and the graph recorded for one argument signature."""
-
-    calls: int = 0
-    recorded: _Graph | None = None
-
-
 class GraphReplay:
-    """``fn`` recorded as one CUDA graph per argument signature (shapes, dtypes, Python scalars) and replayed.
+    """``fn`` recorded and replayed by tensordict's ``CudaGraphModule``, one per argument signature (shapes, dtypes,
+    Python scalars); eager from then on after a refused recording.
 
-    The outputs of a replayed call are the graph's static output tensors: the next replay of the same signature
-    overwrites them, so a caller that keeps one across calls must clone it.
+    ``CudaGraphModule`` does the CUDA-graph work (warm-up on a side stream, recording over static input copies,
+    copying new inputs in, replaying, cloning the outputs). What this adds: a graph per signature (the library keeps
+    one and raises on a new shape), and a refusal that falls back to eager without repeating the step — the
+    recording call runs ``fn`` once eagerly before it records, so when the recording then fails, that eager run's
+    output is the call's answer.
 
     Args:
         fn: the function (tensors, None and Python scalars as arguments; tensors, in any pytree, as outputs).
         name: what it is, for the warning.
-        warmup: eager calls (on a side stream) per signature before recording.
+        warmup: eager calls per signature before the recording call (which runs ``fn`` eagerly, then records).
         max_graphs: signatures to record; calls with further signatures run eagerly.
     """
 
@@ -176,61 +164,43 @@ class GraphReplay:
         """The reason recording was refused (None while capturing)."""
         self.replays = 0
         """Calls answered by a replay."""
-        self._signatures: dict[Hashable, _Signature] = {}
-        self._stream: torch.cuda.Stream | None = None
+        self._graphs: dict[Hashable, CudaGraphModule] = {}
+        self._eager: tuple[int, Any] = (0, None)
+        """(eager runs of ``fn`` finished so far, the last one's output)."""
+
+    def _run(self, *args: Any) -> Any:
+        """``fn`` as the library calls it; an eager run's output is kept for a refused recording."""
+        out = self.fn(*args)
+        if not (torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()):
+            self._eager = (self._eager[0] + 1, out)
+        return out
 
     def __call__(self, *args: Any) -> Any:
         if self.refused is not None:
             return self.fn(*args)
         leaves, spec = pytree.tree_flatten(args)
         key = (spec, tuple(_leaf_key(leaf) for leaf in leaves))
-        sig = self._signatures.get(key)
-        if sig is None:
-            if len(self._signatures) >= self.max_graphs:
+        graph = self._graphs.get(key)
+        if graph is None:
+            if len(self._graphs) >= self.max_graphs:
                 return self.fn(*args)
-            sig = self._signatures[key] = _Signature()
-        if sig.recorded is None:
-            sig.calls += 1
-            if sig.calls <= self.warmup:
-                return self._side_stream(args)
-            sig.recorded = self._record(leaves, spec)
-            if sig.recorded is None:
-                return self.fn(*args)
-        rec = sig.recorded
-        for static, leaf in zip(rec.inputs, leaves, strict=True):
-            if isinstance(static, torch.Tensor):
-                static.copy_(leaf)
-        rec.graph.replay()
-        self.replays += 1
-        return rec.outputs
-
-    def _side_stream(self, args: tuple[Any, ...]) -> Any:
-        """One eager call on a side stream (CUDA graphs' warm-up), ordered with the current stream."""
-        if self._stream is None:
-            self._stream = torch.cuda.Stream()
-        current = torch.cuda.current_stream()
-        self._stream.wait_stream(current)
-        with torch.cuda.stream(self._stream):
-            out = self.fn(*args)
-        current.wait_stream(self._stream)
-        return out
-
-    def _record(self, leaves: list[Any], spec: pytree.TreeSpec) -> _Graph | None:
-        """Record ``fn`` over static copies of ``leaves``; None (and eager from now on) when refused.
-
-        Recording launches nothing: the state the step updates in place is untouched until the first replay.
-        """
-        inputs = [leaf.clone() if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
-        graph = torch.cuda.CUDAGraph()
+            with warnings.catch_warnings():  # its "no CUDA" warning cannot apply: the plan chose CUDA
+                warnings.simplefilter("ignore", UserWarning)
+                graph = self._graphs[key] = CudaGraphModule(self._run, warmup=self.warmup + 1)
+        replay = graph.counter > self.warmup
+        runs_before = self._eager[0]
         try:
-            with torch.cuda.graph(graph):
-                outputs = self.fn(*pytree.tree_unflatten(inputs, spec))
-        except Exception as exc:  # a host sync or an uncapturable op: the recorder raises, nothing ran
+            out = graph(*args)
+        except Exception as exc:  # a host sync or an uncapturable op: the recorder raises
+            if graph.counter != self.warmup or self._eager[0] == runs_before:
+                raise  # not the recording, or fn itself failed eagerly: a real error
             self.refused = _first_line(exc)
             _refuse(self.name, self.refused)
-            torch.cuda.synchronize()
-            return None
-        return _Graph(graph, inputs, outputs)
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            return self._eager[1]  # the recording call's eager run already took the step
+        self.replays += replay
+        return out
 
 
 def _leaf_key(leaf: Any) -> Hashable:

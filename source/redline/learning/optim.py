@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from torch.optim.optimizer import _get_fused_kernels_supported_devices
 
-EXECUTION_FLAGS = {"fused": None, "capturable": False, "foreach": None, "differentiable": False}
+EXECUTION_FLAGS: dict[str, Any] = {"fused": None, "capturable": False, "foreach": None, "differentiable": False}
 """Adam's per-device execution switches as a saved checkpoint carries them: torch's defaults, so a checkpoint written
 with the fused kernel on a GPU loads into rsl_rl's plain Adam on any device (a saved ``capturable=True`` would refuse
 to step on the CPU). They choose kernels, not maths."""
@@ -87,8 +87,19 @@ class FlatAdam:
         self._grad_views = [self.flat_grad[sl].view_as(p) for sl, p in zip(self._slices, self.params, strict=True)]
         self.fused = device.type in _get_fused_kernels_supported_devices()
         """The fused kernel runs the step (else torch's single-tensor loop, same maths)."""
-        self._flags = {**EXECUTION_FLAGS, "fused": self.fused or None, "capturable": device.type == "cuda"}
-        self.adam = torch.optim.Adam(self.params, lr=self.lr, betas=betas, eps=eps, **self._flags)
+        self._flags: dict[str, Any] = {
+            **EXECUTION_FLAGS,
+            "fused": self.fused or None,
+            "capturable": device.type == "cuda",
+        }
+        self.adam = torch.optim.Adam(
+            self.params,
+            lr=self.lr,
+            betas=betas,
+            eps=eps,
+            fused=self._flags["fused"],
+            capturable=self._flags["capturable"],
+        )
         """The library optimizer; its state tensors are views of :attr:`exp_avg`, :attr:`exp_avg_sq`, :attr:`steps`."""
         self._bind_state()
         self.bind_grads()

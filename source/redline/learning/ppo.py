@@ -195,8 +195,7 @@ class PPO:
         self.storage.record_policy(
             obs, actions=actions, action_mean=mean, action_std=std, log_probs=log_probs, values=values
         )
-        # a replayed graph's outputs are overwritten by the next replay: hand the caller its own copy
-        return actions.clone() if self.capture_plan.kind == "cuda_graph" else actions
+        return actions  # a replay's outputs are already the caller's own (CudaGraphModule clones them)
 
     def _policy(
         self, obs: Mapping[str, torch.Tensor], noise: torch.Tensor
