@@ -14,7 +14,7 @@ import pytest
 def result() -> dict:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "redline.cli", "bench", "gpu", "--quick", "--device", "cpu", "--json"]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, check=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])  # one JSON object on the last line
 
 
@@ -36,6 +36,8 @@ def test_capture_plans_and_cpu_fields(result: dict) -> None:
     assert "reason" in result["sync_debug"]
     assert result["philox"]["envs"] == 4096 and result["philox"]["unfused_ms"] > 0
     assert 0.0 <= result["first_ratio_dev"] < 1e-2  # the fp32 islands keep the first minibatch's ratio at 1
+    assert set(result["learning"]) == {"default", "fp32_eager", "bf16_eager"}
+    assert all(0.0 < row["mean"] < 1.5 and len(row["final_reward"]) == 1 for row in result["learning"].values())
 
 
 def test_show_prints_a_table(result: dict, capsys: pytest.CaptureFixture[str]) -> None:

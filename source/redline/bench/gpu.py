@@ -90,6 +90,8 @@ def show(result: dict[str, Any]) -> None:
     print(f"  philox at {ph['envs']} envs: op by op {ph['unfused_ms']:.3f} ms, fused {fused}")
     print(f"  first-minibatch |ratio - 1| under bf16: {result['first_ratio_dev']:.2e}")
     print(f"  GPU utilisation (NVML): {result['gpu_monitor']['gpu_util']}")
+    for name, row in result["learning"].items():
+        print(f"  learning, dummy task, {name} ({row['capture']}): final reward {row['mean']:.3f}", row["final_reward"])
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -179,7 +181,46 @@ def bench(device: str, quick: bool, iterations: int) -> dict[str, Any]:
         "gpu_monitor": utilisation,
         "philox": philox_cost(device, reps=3 if quick else 50),
         "first_ratio_dev": float(captured_state["metrics"]["first_ratio_dev"]),
+        "learning": learning_check(device, (0,), iterations=2) if quick else learning_check(device, LEARNING_SEEDS),
     }
+
+
+LEARNING_SEEDS = (0, 1, 2)
+"""Seeds of :func:`learning_check` (three: an anecdote that catches a default that does not learn at all)."""
+LEARNING_VARIANTS = {
+    "default": {"precision": "auto", "capture": "auto"},
+    "fp32_eager": {"precision": "fp32", "capture": "off"},
+    "bf16_eager": {"precision": "bf16", "capture": "off"},
+}
+"""The learner's default on the device (bf16 + value normalisation + capture on CUDA) against the plain path."""
+
+
+def learning_check(device: str, seeds: tuple[int, ...], iterations: int = 12) -> dict[str, Any]:
+    """Train the simulator-free dummy task (random actions earn ~0.3 per step, the ideal controller ~1.0) with each
+    of :data:`LEARNING_VARIANTS`; per variant the mean reward of the last three iterations, per seed.
+
+    A default that learns as the plain path does lands near it (> 0.75 is the unit test's bar on the CPU).
+    """
+    from redline.learning import PPO, ModelConfig, PPOConfig
+    from redline.learning.rollout import train_iteration
+    from redline.learning.testing import DummyVecEnv
+
+    net = ModelConfig(hidden_dims=(32, 32))
+    result: dict[str, Any] = {}
+    for name, fields in LEARNING_VARIANTS.items():
+        finals = []
+        for seed in seeds:
+            env = DummyVecEnv(num_envs=64, seed=seed, device=device)
+            torch.manual_seed(seed)
+            cfg = PPOConfig(num_steps_per_env=16, actor=net, critic=net, **fields)
+            alg = PPO.from_env(env, cfg, device=device, seed=seed)
+            obs, rewards = env.get_observations(), []
+            for _ in range(iterations):
+                obs, metrics = train_iteration(alg, env, obs)
+                rewards.append(metrics["mean_reward"])
+            finals.append(float(torch.stack(rewards[-3:]).mean()))
+        result[name] = {"final_reward": finals, "mean": sum(finals) / len(finals), "capture": alg.capture_plan.kind}
+    return result
 
 
 def _row(name: str, timing: Timing, shape: dict[str, Any], device: str) -> dict[str, Any]:
