@@ -26,7 +26,7 @@ import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -187,12 +187,12 @@ def bench(device: str, quick: bool, iterations: int) -> dict[str, Any]:
 
 LEARNING_SEEDS = (0, 1, 2)
 """Seeds of :func:`learning_check` (three: an anecdote that catches a default that does not learn at all)."""
-LEARNING_VARIANTS = {
-    "default": {"precision": "auto", "capture": "auto"},
-    "fp32_eager": {"precision": "fp32", "capture": "off"},
-    "bf16_eager": {"precision": "bf16", "capture": "off"},
+LEARNING_VARIANTS: dict[str, tuple[str, Literal["auto", "off"]]] = {
+    "default": ("auto", "auto"),
+    "fp32_eager": ("fp32", "off"),
+    "bf16_eager": ("bf16", "off"),
 }
-"""The learner's default on the device (bf16 + value normalisation + capture on CUDA) against the plain path."""
+"""(precision, capture): the device's default learner (bf16 + value normalisation + capture on CUDA) vs plain."""
 
 
 def learning_check(device: str, seeds: tuple[int, ...], iterations: int = 12) -> dict[str, Any]:
@@ -207,12 +207,12 @@ def learning_check(device: str, seeds: tuple[int, ...], iterations: int = 12) ->
 
     net = ModelConfig(hidden_dims=(32, 32))
     result: dict[str, Any] = {}
-    for name, fields in LEARNING_VARIANTS.items():
+    for name, (precision, capture) in LEARNING_VARIANTS.items():
         finals = []
         for seed in seeds:
             env = DummyVecEnv(num_envs=64, seed=seed, device=device)
             torch.manual_seed(seed)
-            cfg = PPOConfig(num_steps_per_env=16, actor=net, critic=net, **fields)
+            cfg = PPOConfig(num_steps_per_env=16, actor=net, critic=net, precision=precision, capture=capture)
             alg = PPO.from_env(env, cfg, device=device, seed=seed)
             obs, rewards = env.get_observations(), []
             for _ in range(iterations):
