@@ -63,6 +63,37 @@ def test_a_clip_due_while_one_runs_closes_it_first(tmp_path: Path) -> None:
 
 
 @pytest.mark.sim
+class _FullDisk(_Recorder):
+    def capture(self) -> None:
+        import errno
+        import os
+
+        if self.frames == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.frames += 1
+
+
+def test_a_clip_that_cannot_be_written_warns_once_and_training_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """Videos are not essential: a full disk stops the recording, not the run."""
+    from redline.runs import metrics
+
+    monkeypatch.setattr(metrics, "_warned", set(), raising=False)
+    _Recorder.opened = []
+    video = TrainingVideo(_Env(), tmp_path, length=8, interval=10, recorder=_FullDisk)
+    for _ in range(40):
+        video.step(None)  # every env step still goes through
+    video.finish_clip()
+    assert video.step_id == 40 and video.take_finished() == []
+    assert len(_Recorder.opened) == 1  # no clip is started after the failure
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"[redline] warning: training videos: could not write '{tmp_path / 'rl-video-step-0.mp4'}' (No space left "
+        "on device); continuing without it"
+    ]
+
+
 def test_train_video_writes_clips_under_the_run_and_logs_them(tmp_path: Path) -> None:
     import av
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

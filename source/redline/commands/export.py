@@ -15,6 +15,8 @@ from typing import Any
 
 import torch
 
+from redline.errors import OutputError
+
 
 def export_policy(actor: Any, out_dir: Path) -> tuple[Path, Path]:
     """Write ``out_dir/policy.pt`` and ``out_dir/policy.onnx`` for an rsl_rl ``MLPModel`` actor (on any device).
@@ -24,9 +26,15 @@ def export_policy(actor: Any, out_dir: Path) -> tuple[Path, Path]:
 
     Returns:
         The two paths.
+
+    Raises:
+        OutputError: the files could not be written (a full disk, ...); an earlier export in ``out_dir`` is kept.
     """
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    except OSError as exc:
+        raise OutputError.writing("export", out_dir, exc) from None
     try:
         _write(actor, staging / "policy.pt", staging / "policy.onnx")
         if out_dir.exists():
@@ -36,6 +44,8 @@ def export_policy(actor: Any, out_dir: Path) -> tuple[Path, Path]:
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(staging, out_dir)
+    except OSError as exc:
+        raise OutputError.writing("export", out_dir, exc, "an earlier export there is kept") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return out_dir / "policy.pt", out_dir / "policy.onnx"

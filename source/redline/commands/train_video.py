@@ -4,11 +4,14 @@ Isaac Lab wraps the env in gymnasium's ``RecordVideo`` with ``step_trigger = ste
 ``video_length`` env steps starts at env step 0, ``video_interval``, ``2 * video_interval``, ... and is written to
 ``<run>/videos/train/rl-video-step-<step>.mp4``. :class:`TrainingVideo` is that wrapper, with its frames ray-traced
 headless by :class:`~redline.commands.video.NewtonVideoRecorder` (the first 4 envs, the CPU included) at ``redline
-play --video``'s frame rate. Without ``--video`` the env is not wrapped: training steps pay nothing for it.
+play --video``'s frame rate. Without ``--video`` the env is not wrapped: training steps pay nothing for it. A clip
+that cannot be written (a full disk) is said once on stderr and recording stops; training goes on (clips are not
+essential outputs).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
@@ -97,19 +100,38 @@ class TrainingVideo(gym.Wrapper):
         self._recorder: Recorder | None = None
         self._clip_start = 0
         self._finished: list[TrainingClip] = []
+        self.failed = False
+        """A clip could not be written: recording stopped for the rest of the run (said once)."""
 
     def step(self, action: Any) -> Any:
         result = self.env.step(action)
-        if self.step_id % self.interval == 0:
-            self._start()
-        if self._recorder is not None:
-            offset = self.step_id - self._clip_start
-            if offset % self.every == 0:
-                self._recorder.capture()
-            if offset + 1 >= self.length:
-                self.finish_clip()
+        if self.failed:
+            self.step_id += 1
+            return result
+        try:
+            if self.step_id % self.interval == 0:
+                self._start()
+            if self._recorder is not None:
+                offset = self.step_id - self._clip_start
+                if offset % self.every == 0:
+                    self._recorder.capture()
+                if offset + 1 >= self.length:
+                    self.finish_clip()
+        except OSError as exc:  # a full disk, a removed folder: videos are not essential, training goes on
+            self._fail(exc)
         self.step_id += 1
         return result
+
+    def _fail(self, exc: OSError) -> None:
+        """Drop the clip being recorded and record no more; said once on stderr."""
+        from redline.runs.metrics import warn_once
+
+        self.failed = True
+        recorder, self._recorder = self._recorder, None
+        if recorder is not None:
+            with contextlib.suppress(Exception):
+                recorder.close()
+        warn_once("training videos", self._path(self._clip_start), exc)
 
     def _start(self) -> None:
         self.finish_clip()
@@ -124,7 +146,11 @@ class TrainingVideo(gym.Wrapper):
         if self._recorder is None:
             return
         recorder, self._recorder = self._recorder, None
-        recorder.close()
+        try:
+            recorder.close()
+        except OSError as exc:
+            self._fail(exc)
+            return
         clip = TrainingClip(self._path(self._clip_start), self.fps, self._clip_start)
         self._finished.append(clip)
         print(f"[redline] video: {clip.path} ({recorder.frames} frames)", flush=True)

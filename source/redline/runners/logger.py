@@ -19,7 +19,7 @@ import torch
 from redline.learning import PPO
 from redline.learning.rollout import PhaseTimes
 from redline.runners.writers import Clip, log_video, open_writer
-from redline.runs.metrics import MetricsLog
+from redline.runs.metrics import MetricsLog, warn_once
 from redline.telemetry.gpu_monitor import GpuMonitor
 from redline.telemetry.verdict import iteration_flops, layer_sizes, peak_tflops, verdict
 
@@ -179,10 +179,16 @@ class IterationLogger:
         self._metrics.write(record)
 
     def videos(self, clips: Sequence[Clip], iteration: int) -> None:
-        """Log training clips that finished during ``iteration`` (:func:`~redline.runners.writers.log_video`)."""
-        if self._writer is not None:
-            for clip in clips:
+        """Log training clips that finished during ``iteration`` (:func:`~redline.runners.writers.log_video`); a
+        writer that cannot take them is said once and skipped (videos are not essential)."""
+        if self._writer is None:
+            return
+        for clip in clips:
+            try:
                 log_video(self._writer, clip, iteration)
+            except OSError as exc:
+                warn_once("video logging", clip.path, exc)
+                return
 
     def saved(self, path: Path, iteration: int) -> None:
         """A checkpoint was written: upload it when the writer is a service's (rsl_rl's ``Logger.save_model``)."""
@@ -197,7 +203,7 @@ class IterationLogger:
         return self._wall_offset + time.perf_counter() - self._t_start
 
     def close(self) -> None:
-        """Stop the sampler, close ``metrics.jsonl`` and the log writer."""
+        """Stop the sampler, close ``metrics.jsonl`` and the log writer (a writer failing to flush is said once)."""
         if self._monitor is not None:
             self._monitor.close()
         if self._metrics is not None:
@@ -205,6 +211,9 @@ class IterationLogger:
         if self._writer is not None:
             from rsl_rl.utils import LogWriter
 
-            if isinstance(self._writer, LogWriter):
-                self._writer.stop()  # finish the W&B / Neptune run
-            self._writer.close()
+            try:
+                if isinstance(self._writer, LogWriter):
+                    self._writer.stop()  # finish the W&B / Neptune run
+                self._writer.close()
+            except OSError as exc:
+                warn_once("TensorBoard events", self._metrics.path.parent if self._metrics else "", exc)

@@ -8,6 +8,8 @@ until the end of each iteration, where the NaN guard's counters, the episode sta
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,11 +25,29 @@ from redline.learning.rollout import PhaseTimes, collect_rollout
 from redline.learning.rsl_rl import bind_action_noise
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
 from redline.runners.logger import CommStats, IterationLogger
-from redline.runners.stop import Stopped, StopRequest
+from redline.runners.stop import SHUTDOWN, TRAINING, Stopped, StopRequest
 from redline.runners.writers import Clip
 from redline.runs.checkpoints import save_atomic
 from redline.seeding.state import SEEDING_KEY, env_streams, gather_seeding_state, restore_seeding_state
 from redline.telemetry.profiler import IterationProfiler
+
+
+def resolve_default_groups(cfg: PPOConfig, train_cfg: dict, obs: TensorDict) -> PPOConfig:
+    """``cfg`` with rsl_rl 5.5.1's rule for an observation set that ``train_cfg["obs_groups"]`` leaves out: the
+    env's group of the set's name (``critic``) when it has one, else ``policy`` (rsl_rl warns in both cases).
+
+    Raises:
+        UserError: a set names a group the env does not have, or an empty set.
+    """
+    from rsl_rl.utils import resolve_obs_groups
+
+    given = copy.deepcopy(dict(train_cfg.get("obs_groups") or {}))
+    try:
+        groups = resolve_obs_groups(obs, given, ["actor", "critic"])
+    except ValueError as exc:
+        raise UserError(f"agent.obs_groups: {exc}") from None
+    models = {role: dataclasses.replace(getattr(cfg, role), obs_groups=tuple(groups[role])) for role in groups}
+    return dataclasses.replace(cfg, **{k: v for k, v in models.items() if k in ("actor", "critic")})
 
 
 class RedlineRunner:
@@ -59,6 +79,8 @@ class RedlineRunner:
     ) -> None:
         self.env = env
         self.train_cfg = train_cfg
+        if train_cfg is not None:
+            cfg = resolve_default_groups(cfg, train_cfg, env.get_observations())
         self.cfg = cfg
         self.run_dir = run_dir
         self.device = device
@@ -116,6 +138,8 @@ class RedlineRunner:
         if profile and self.run_dir is not None:
             profiler = IterationProfiler.for_run(self.run_dir, first, num_iterations, self.device)
         obs = self.env.get_observations()
+        if stop is not None:
+            stop.enter(TRAINING)  # from here a signal finishes the iteration in progress and saves it
         try:
             for it in range(first, last + 1):
                 log.start_iteration()
@@ -136,6 +160,8 @@ class RedlineRunner:
                 if signum:
                     raise Stopped(signum, it, path)
         finally:
+            if stop is not None:
+                stop.enter(SHUTDOWN)
             log.close()
 
     def _stop_signal(self, stop: StopRequest | None) -> int:

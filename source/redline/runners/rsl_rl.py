@@ -16,8 +16,9 @@ import torch
 from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.logger import Logger
 
+from redline.errors import ExpectedExit
 from redline.runners.episodes import episode_key
-from redline.runners.stop import Stopped, StopRequest
+from redline.runners.stop import SHUTDOWN, TRAINING, Stopped, StopRequest
 from redline.runners.writers import Clip, log_video, start_error
 from redline.runs.checkpoints import save_atomic
 from redline.runs.metrics import MetricsLog
@@ -142,11 +143,14 @@ class RslRlRunner(OnPolicyRunner):
             device=self.device,
         )
         self.logger.videos = videos
+        self._stop: StopRequest | None = None
 
     def stop_on(self, stop: StopRequest | None) -> None:
         """Poll ``stop`` after every iteration: once a signal set it, save that iteration and raise
         :class:`~redline.runners.stop.Stopped` (each rank on its own: rsl_rl's NCCL-only multi-GPU path is not
         coordinated here; torchrun forwards SIGTERM to every worker)."""
+
+        self._stop = stop
 
         def after(it: int) -> None:
             if stop is None or stop.signum is None:
@@ -161,12 +165,19 @@ class RslRlRunner(OnPolicyRunner):
         self.logger.after_log = after
 
     def learn(self, num_learning_iterations: int, init_at_random_ep_len: bool = False) -> None:
-        """rsl_rl's ``learn``; a :class:`~redline.runners.stop.Stopped` still closes the logs."""
+        """rsl_rl's ``learn``; a :class:`~redline.runners.stop.Stopped` or an unwritable output still closes the
+        logs."""
+        stop = self._stop
+        if stop is not None:
+            stop.enter(TRAINING)
         try:
             super().learn(num_learning_iterations, init_at_random_ep_len=init_at_random_ep_len)
-        except Stopped:
+        except ExpectedExit:
             self.logger.stop_logging_writer()
             raise
+        finally:
+            if stop is not None:
+                stop.enter(SHUTDOWN)
 
     def resume(self, checkpoint: dict[str, Any]) -> None:
         """Load a checkpoint's models, optimizer and seeding counters; training continues at its iteration + 1

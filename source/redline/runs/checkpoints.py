@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -9,7 +10,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from redline.errors import UserError
+from redline.errors import OutputError, UserError
 
 CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
 """rsl_rl's checkpoint file name, ``model_<iteration>.pt``."""
@@ -21,24 +22,36 @@ def save_atomic(obj: Any, path: str | os.PathLike[str]) -> None:
     """``torch.save`` to a temporary file in the same folder, fsync, then rename over ``path``.
 
     A crash at any point leaves either the old file or the new one, never a truncated one.
+
+    Raises:
+        OutputError: the file could not be written (a full disk, a removed folder, ...): the temporary file is
+            removed and the checkpoints already in the folder are untouched.
     """
     import torch
 
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+        try:
+            with open(tmp, "wb") as f:
+                torch.save(obj, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        finally:
+            _unlink_quietly(tmp)
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError as exc:
+        raise OutputError.writing("checkpoint", path, exc, "the checkpoints saved before it are kept") from None
+
+
+def _unlink_quietly(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
 
 
 def load_checkpoint(path: str | os.PathLike[str], map_location: str = "cpu") -> dict[str, Any]:

@@ -22,13 +22,17 @@ the device once). The keys, the same for both learners where both have the quant
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime
+import errno
 import json
 import math
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from redline.errors import OutputError, describe
 
 TB_TAGS = {
     "mean_reward": "Train/mean_reward",
@@ -108,20 +112,47 @@ class MetricsLog:
         self._done = 0
         self._recent_s: collections.deque[float] = collections.deque(maxlen=10)  # last iteration times [s]
         self._live = sys.stdout.isatty() if live is None else live
+        self._display = True  # False once stdout failed
         self._progress: Any = None
         self._bar: Any = None
 
     def write(self, record: dict[str, Any]) -> None:
-        """Append one iteration's record (see the module docstring for keys)."""
+        """Append one iteration's record (see the module docstring for keys).
+
+        Raises:
+            OutputError: the line could not be appended (a full disk, ...): the file is cut back to its last whole
+                line, so it stays a valid ``metrics.jsonl``. The TensorBoard writer and the terminal are not
+                essential: a failure there is said once on stderr and that output stops.
+        """
         clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
-        os.write(self._fd, (json.dumps(clean) + "\n").encode())
+        self._append((json.dumps(clean) + "\n").encode())
         if self._writer is not None:
             it = int(record["iteration"])
-            for key, value in clean.items():
-                if key != "iteration" and isinstance(value, int | float) and not isinstance(value, bool):
-                    self._writer.add_scalar(tb_tag(key), value, it)
+            try:
+                for key, value in clean.items():
+                    if key != "iteration" and isinstance(value, int | float) and not isinstance(value, bool):
+                        self._writer.add_scalar(tb_tag(key), value, it)
+            except OSError as exc:
+                self._writer = None
+                warn_once("TensorBoard events", self.path.parent, exc)
         self._done += 1
-        self._show(clean)
+        try:
+            self._show(clean)
+        except OSError as exc:  # stdout closed (`redline train | head`): training goes on without the display
+            self._live, self._display = False, False
+            warn_once("the progress display", "stdout", exc)
+
+    def _append(self, line: bytes) -> None:
+        """One ``os.write`` of a whole line; on a failed or short write the file is cut back to its old length."""
+        size = os.fstat(self._fd).st_size
+        try:
+            written = os.write(self._fd, line)
+            if written != len(line):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # a short write: the disk filled up
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, size)
+            raise OutputError.writing("metrics", self.path, exc, "the lines written before it are kept") from None
 
     def _show(self, r: dict[str, Any]) -> None:
         self._recent_s.append(r["collect_s"] + r["learn_s"])
@@ -132,6 +163,8 @@ class MetricsLog:
             f"it {r['iteration']:>5} | {r['sps']:>9,.0f} steps/s | reward {reward:>8} | ep len {length:>6} | "
             f"ETA {datetime.timedelta(seconds=round(eta_s))}"
         )
+        if not self._display:
+            return
         if not self._live:
             print(f"[redline] {text}", flush=True)
             return
@@ -144,9 +177,29 @@ class MetricsLog:
         self._progress.update(self._bar, completed=self._done, description=text)
 
     def close(self) -> None:
-        """Flush and close the file, the writer and the display."""
+        """Flush and close the file, the writer and the display (a failing writer or display is said once)."""
         if self._progress is not None:
-            self._progress.stop()
+            with contextlib.suppress(OSError):
+                self._progress.stop()
         if self._writer is not None:
-            self._writer.flush()
+            try:
+                self._writer.flush()
+            except OSError as exc:
+                warn_once("TensorBoard events", self.path.parent, exc)
         os.close(self._fd)
+
+
+_warned: set[str] = set()
+"""The non-essential outputs already said to have failed in this process."""
+
+
+def warn_once(what: str, where: Any, exc: OSError) -> None:
+    """Say on stderr, once per ``what`` and process, that a non-essential output failed and is dropped."""
+    if what in _warned:
+        return
+    _warned.add(what)
+    print(
+        f"[redline] warning: {what}: could not write '{where}' ({describe(exc)}); continuing without it",
+        file=sys.stderr,
+        flush=True,
+    )
