@@ -78,7 +78,7 @@ def load_cfgs(task: str, agent_entry_point: str, overrides: list[str]) -> tuple[
             continue
         value = _lookup(new_env_cfg, new_agent_cfg, token)
         if not _same_kind(default, value):
-            raise UserError(f"override '{token}': expects {type(default).__name__} (the default is {default!r})")
+            raise UserError(f"override '{token}': expects {_kind_name(default)} (the default is {default!r})")
     return new_env_cfg, new_agent_cfg
 
 
@@ -112,7 +112,8 @@ def _lookup(env_cfg: Any, agent_cfg: Any, token: str) -> Any:
 
 
 def _same_kind(default: Any, value: Any) -> bool:
-    """Whether an override kept the field's kind of value (an int may fill a float field)."""
+    """Whether an override kept the field's kind of value (an int may fill a float field; a list or tuple takes a
+    list or tuple whose elements keep the kind of the default's elements; a dict takes a dict)."""
     if default is None or value is None:
         return True
     if isinstance(default, bool):
@@ -125,7 +126,22 @@ def _same_kind(default: Any, value: Any) -> bool:
         )
     if isinstance(default, str):
         return isinstance(value, str)
+    if isinstance(default, list | tuple):
+        if not isinstance(value, list | tuple):
+            return False
+        kinds = [d for d in default if d is not None]
+        return not kinds or all(any(_same_kind(d, v) for d in kinds) for v in value)
+    if isinstance(default, dict):
+        return isinstance(value, dict)
     return True
+
+
+def _kind_name(default: Any) -> str:
+    """The kind of value a field takes, in words: ``int``, ``list of int``, ``dict``."""
+    if isinstance(default, list | tuple):
+        kinds = sorted({type(d).__name__ for d in default if d is not None})
+        return f"a list of {' or '.join(kinds)}" if kinds else "a list"
+    return type(default).__name__
 
 
 def apply_seeding(env_cfg: Any, strategy: str | None) -> None:

@@ -20,10 +20,12 @@ from typing import Any
 
 import torch
 from rsl_rl.models import MLPModel
+from rsl_rl.utils import resolve_obs_groups
 from tensordict import TensorDict
 
 from redline.errors import UserError
 from redline.learning.config import PPOConfig
+from redline.learning.limits import check_agent, check_rollout
 from redline.learning.ppo import PPO as RedlinePPO
 from redline.seeding import Domain, Strategy
 from redline.seeding.state import env_streams
@@ -58,8 +60,9 @@ class PPO:
         """rsl_rl's constructor hook: build the learner from the runner config (``cfg`` is only read).
 
         Raises:
-            UserError: rsl_rl's multi-GPU mode (use ``redline train --nproc``), or a setting the redline learner does
-                not implement (named in one line).
+            UserError: rsl_rl's multi-GPU mode (use ``redline train --nproc``), a setting out of its range
+                (:mod:`redline.learning.limits`, as ``redline train`` checks), more minibatches than the rollout
+                has transitions, or a setting the redline learner does not implement (named in one line).
         """
         if cfg.get("multi_gpu"):
             raise UserError(
@@ -67,6 +70,12 @@ class PPO:
             )
         plain = copy.deepcopy(dict(cfg))
         plain["algorithm"] = {**plain.get("algorithm", {}), "class_name": "PPO"}
+        check_agent(plain)  # redline train's range checks, inside the stock scripts too
+        check_rollout(plain.get("num_steps_per_env", 24), env.num_envs, plain["algorithm"].get("num_mini_batches", 4))
+        try:  # rsl_rl's rule for a missing actor / critic set: the env's group of that name, else "policy"
+            plain["obs_groups"] = resolve_obs_groups(obs, plain.get("obs_groups") or {}, ["actor", "critic"])
+        except ValueError as exc:
+            raise UserError(f"obs_groups: {exc}") from None
         learner = RedlinePPO(
             obs, env.num_actions, PPOConfig.from_rsl_rl(plain), device=device, seed=int(cfg.get("seed", 0))
         )
