@@ -1,0 +1,205 @@
+"""A run's memory, estimated before the simulator starts, against the memory this process may use.
+
+The estimate adds three parts (bytes):
+
+- the env: a fixed cost plus a per-env cost, measured per task and physics preset as the growth of the peak RSS
+  while building, resetting and stepping 64 and 2048 envs (``scripts/measure_env_memory.py``; :data:`FOOTPRINTS`,
+  rounded up); a task not measured gets :data:`DEFAULT_FOOTPRINT`;
+- the rollout storage: ``T x N x (obs + critic obs + 3 x actions + 6) x 4`` (observations, actions, the action mean
+  and std, and six floats per transition: reward, done, value, log-prob, return, advantage), plus one minibatch's
+  gathered copy;
+- the learner: its networks' parameters x 6 (weights, gradients, Adam's two moments, the update's snapshot, the
+  all-reduce buffer) and one minibatch's activations.
+
+The limit is the host's available memory (``MemAvailable`` of ``/proc/meminfo``, or the cgroup's limit minus its
+usage when lower) shared by the ranks on the host, or on CUDA the device's free memory
+(``torch.cuda.mem_get_info``). ``--no_memory_check`` skips the check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+from pathlib import Path
+
+from redline.errors import UserError
+
+MIB = 1 << 20
+FLOAT_BYTES = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class Footprint:
+    """An env's host memory: ``fixed_mib + per_env_kib x num_envs``."""
+
+    fixed_mib: float
+    """Building the scene, whatever the env count [MiB]."""
+    per_env_kib: float
+    """Each env [KiB]."""
+
+    def bytes(self, num_envs: int) -> int:
+        """The env's memory for ``num_envs`` envs [bytes]."""
+        return int(self.fixed_mib * MIB + self.per_env_kib * 1024 * num_envs)
+
+
+FOOTPRINTS: dict[tuple[str, str], Footprint] = {
+    ("Redline-Cartpole", "mujoco_cpu"): Footprint(fixed_mib=400, per_env_kib=32),
+    ("Redline-Cartpole", "newton_mjwarp"): Footprint(fixed_mib=400, per_env_kib=32),
+    ("Redline-Ant", "mujoco_cpu"): Footprint(fixed_mib=400, per_env_kib=64),
+    ("Redline-Ant", "newton_mjwarp"): Footprint(fixed_mib=400, per_env_kib=64),
+    ("Redline-Velocity-Flat-Go1", "mujoco_cpu"): Footprint(fixed_mib=400, per_env_kib=384),
+    ("Redline-Velocity-Flat-Go1", "newton_mjwarp"): Footprint(fixed_mib=400, per_env_kib=384),
+}
+"""Per (task, physics preset); the ``-Play`` twins share their task's entry. Measured on the CPU (2026-12-03, peak
+RSS growth, 64 vs 2048 envs on mujoco_cpu): Cartpole 311 -> 357 MiB (24 KiB/env), Ant 374 -> 471 MiB (50 KiB/env),
+Go1 181 -> 790 MiB (314 KiB/env); rounded up by a quarter. newton_mjwarp's 64 vs 256 envs differed by less than the
+RSS noise (~30 MiB, 174-390 MiB fixed), so it takes mujoco_cpu's per-env figures."""
+DEFAULT_FOOTPRINT = Footprint(fixed_mib=400, per_env_kib=384)
+"""Tasks not measured (Isaac Lab's own): the largest measured per-env cost."""
+
+
+def footprint(task: str, physics: str | None) -> Footprint:
+    """The env footprint of ``task`` under ``physics`` (None: the smallest over the presets measured)."""
+    task = task.removesuffix("-Play")
+    if physics is not None:
+        return FOOTPRINTS.get((task, physics), DEFAULT_FOOTPRINT)
+    known = [f for (t, _), f in FOOTPRINTS.items() if t == task]
+    return min(known, key=lambda f: f.per_env_kib) if known else DEFAULT_FOOTPRINT
+
+
+@dataclasses.dataclass(frozen=True)
+class RolloutShape:
+    """What sizes the rollout storage and the learner."""
+
+    num_envs: int
+    """Envs of this process (N)."""
+    num_steps: int
+    """Rollout length (T) [steps per env]."""
+    obs_dim: int
+    """The actor's observation size."""
+    critic_obs_dim: int
+    """The critic's extra observation size (0 when it reads the actor's)."""
+    action_dim: int
+    """Actions per env."""
+    num_mini_batches: int = 1
+    """Minibatches per epoch."""
+    hidden_dims: tuple[int, ...] = (256, 256, 256)
+    """The widest network's hidden layers (actor and critic are counted with it)."""
+
+    def storage_bytes(self) -> int:
+        """The rollout storage and one gathered minibatch [bytes]."""
+        per_transition = self.obs_dim + self.critic_obs_dim + 3 * self.action_dim + 6
+        transitions = self.num_steps * self.num_envs
+        return (transitions + transitions // self.num_mini_batches) * per_transition * FLOAT_BYTES
+
+    def learner_bytes(self) -> int:
+        """The two networks' parameters with their optimizer state, and one minibatch's activations [bytes]."""
+        params = 0
+        for inputs, outputs in ((self.obs_dim, self.action_dim), (self.obs_dim + self.critic_obs_dim, 1)):
+            sizes = (inputs, *self.hidden_dims, outputs)
+            params += sum((a + 1) * b for a, b in itertools.pairwise(sizes))
+        minibatch = self.num_steps * self.num_envs // self.num_mini_batches
+        activations = 2 * 3 * minibatch * sum(self.hidden_dims)  # actor + critic; saved, gradient, scratch
+        return (6 * params + activations) * FLOAT_BYTES
+
+
+def host_available_bytes() -> int | None:
+    """Memory this process may still allocate on the host: ``MemAvailable``, or less under a cgroup limit (v1 or
+    v2); None when neither can be read."""
+    limits = [v for v in (_meminfo_available(), *_cgroup_headroom()) if v is not None]
+    return min(limits) if limits else None
+
+
+def _meminfo_available() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _cgroup_headroom() -> list[int | None]:
+    """Limit minus usage of this process's memory cgroup (v2 ``memory.max``, v1 ``memory.limit_in_bytes``)."""
+    paths = {"v2": ["/sys/fs/cgroup"], "v1": ["/sys/fs/cgroup/memory"]}
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if controllers == "":
+                paths["v2"].append(f"/sys/fs/cgroup{path}")
+            elif "memory" in controllers.split(","):
+                paths["v1"].append(f"/sys/fs/cgroup/memory{path}")
+    except (OSError, ValueError):
+        pass
+    found = [_headroom(Path(p), "memory.max", "memory.current") for p in paths["v2"]]
+    found += [_headroom(Path(p), "memory.limit_in_bytes", "memory.usage_in_bytes") for p in paths["v1"]]
+    return found
+
+
+def _headroom(folder: Path, limit_file: str, usage_file: str) -> int | None:
+    try:
+        limit = (folder / limit_file).read_text().strip()
+        usage = int((folder / usage_file).read_text().strip())
+    except (OSError, ValueError):
+        return None
+    if limit == "max" or not limit.isdigit() or int(limit) >= 1 << 60:  # no limit
+        return None
+    return max(int(limit) - usage, 0)
+
+
+def gpu_available_bytes(device: str) -> int | None:
+    """Free memory of a CUDA device (None on the CPU)."""
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    free, _ = torch.cuda.mem_get_info(torch.device(device))
+    return int(free)
+
+
+def ranks_on_host() -> int:
+    """Processes of this run on this host (torchrun's ``LOCAL_WORLD_SIZE``; 1 outside torchrun)."""
+    try:
+        return max(int(os.environ.get("LOCAL_WORLD_SIZE", "1")), 1)
+    except ValueError:
+        return 1
+
+
+def refuse_if_too_big(field: str, what: str, needed: int, available: int | None, where: str) -> None:
+    """A one-line :class:`UserError` when ``needed`` bytes exceed ``available`` (None: unknown, no check)."""
+    if available is None or needed <= available:
+        return
+    raise UserError(
+        f"{field}: {what} need an estimated {_gib(needed)} of memory but {where} has {_gib(available)} available "
+        "(fewer envs or a shorter rollout fit; --no_memory_check runs anyway)"
+    )
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 28 else f"{n / MIB:.0f} MiB"
+
+
+def check_env_count(task: str, num_envs: int, ranks: int = 1) -> None:
+    """The quick check, before any config is loaded: the envs alone (the task's smallest measured footprint) must
+    fit in the host's memory. Milliseconds, so ``--num_envs 3000000000`` is refused at once."""
+    needed = footprint(task, None).bytes(num_envs) * ranks
+    refuse_if_too_big("--num_envs", f"{num_envs} envs of {task}", needed, host_available_bytes(), "this host")
+
+
+def check_run(task: str, physics: str | None, device: str, shape: RolloutShape, ranks: int = 1) -> None:
+    """The full check on the final configs: env, rollout storage and learner.
+
+    On the CPU everything is host memory; on CUDA the storage, the learner and the simulation's per-env state live
+    on the device (checked against its free memory) and the scene is still built on the host.
+    """
+    env = footprint(task, physics).bytes(shape.num_envs)
+    learner = shape.storage_bytes() + shape.learner_bytes()
+    what = f"{shape.num_envs} envs x {shape.num_steps} steps of {task}"
+    if not device.startswith("cuda"):
+        needed = (env + learner) * ranks
+        refuse_if_too_big("--num_envs", what, needed, host_available_bytes(), "this host")
+        return
+    refuse_if_too_big("--num_envs", what, env * ranks, host_available_bytes(), "this host")
+    refuse_if_too_big("--num_envs", what, env + learner, gpu_available_bytes(device), device)

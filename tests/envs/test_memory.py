@@ -1,0 +1,82 @@
+"""The memory estimate that refuses runs too big for the host or GPU before the simulator starts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from redline.envs import memory
+from redline.envs.memory import Footprint, RolloutShape, check_env_count, check_run, footprint
+from redline.errors import UserError
+
+GIB = 1 << 30
+
+
+def test_the_rollout_storage_is_t_x_n_x_the_floats_of_a_transition() -> None:
+    shape = RolloutShape(num_envs=1000, num_steps=10, obs_dim=48, critic_obs_dim=0, action_dim=12, num_mini_batches=4)
+    # T x N x (obs + critic obs + 3 x actions + 6) x 4 bytes, plus one gathered minibatch (a quarter)
+    assert shape.storage_bytes() == (10_000 + 2_500) * (48 + 36 + 6) * 4
+
+
+def test_footprints_fall_back_for_tasks_not_measured() -> None:
+    assert footprint("Redline-Cartpole-Play", "mujoco_cpu") == footprint("Redline-Cartpole", "mujoco_cpu")
+    assert footprint("Isaac-Humanoid-v0", None) == memory.DEFAULT_FOOTPRINT
+    assert Footprint(fixed_mib=1, per_env_kib=2).bytes(1024) == (1 << 20) + 2 * (1 << 20)
+
+
+def test_a_run_that_does_not_fit_is_one_line_with_estimate_and_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 8 * GIB)
+    shape = RolloutShape(num_envs=1_000_000, num_steps=10_000, obs_dim=4, critic_obs_dim=0, action_dim=1)
+    with pytest.raises(UserError) as caught:
+        check_run("Redline-Cartpole", "mujoco_cpu", "cpu", shape)
+    text = str(caught.value)
+    assert text.startswith("--num_envs: 1000000 envs x 10000 steps of Redline-Cartpole need an estimated ")
+    assert "but this host has 8.0 GiB available" in text and "--no_memory_check" in text
+    check_run("Redline-Cartpole", "mujoco_cpu", "cpu", RolloutShape(256, 16, 4, 0, 1))  # the README's run fits
+
+
+def test_ranks_on_one_host_share_its_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 8 * GIB)
+    per_rank = footprint("Redline-Ant", None).bytes(50_000)
+    assert per_rank < 8 * GIB < 4 * per_rank
+    check_env_count("Redline-Ant", 50_000, ranks=1)
+    with pytest.raises(UserError, match="50000 envs of Redline-Ant"):
+        check_env_count("Redline-Ant", 50_000, ranks=4)
+
+
+def test_on_cuda_the_device_memory_is_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 512 * GIB)
+    monkeypatch.setattr(memory, "gpu_available_bytes", lambda device: 1 * GIB)
+    with pytest.raises(UserError, match=r"but cuda:0 has 1\.0 GiB available"):
+        check_run("Redline-Ant", "newton_mjwarp", "cuda:0", RolloutShape(100_000, 24, 60, 0, 8))
+
+
+def test_cgroup_limits_are_read_v1_and_v2(tmp_path: Path) -> None:
+    (tmp_path / "memory.max").write_text("1073741824\n")
+    (tmp_path / "memory.current").write_text("268435456\n")
+    assert memory._headroom(tmp_path, "memory.max", "memory.current") == 768 << 20
+    (tmp_path / "memory.max").write_text("max\n")
+    assert memory._headroom(tmp_path, "memory.max", "memory.current") is None
+    assert memory._headroom(tmp_path / "missing", "memory.max", "memory.current") is None
+    available = memory.host_available_bytes()
+    assert available is None or available > 0
+
+
+def test_three_billion_envs_are_refused_in_well_under_a_second() -> None:
+    """Before Isaac Lab is imported: the whole command, interpreter start-up included."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "redline.cli", "train", "--task", "Redline-Cartpole", "--num_envs", "3000000000"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    elapsed = time.perf_counter() - start
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()]
+    assert "3000000000 envs of Redline-Cartpole need an estimated" in done.stderr
+    assert elapsed < 3.0, elapsed  # ~0.3 s on an idle core here; the bound leaves room for a loaded CI machine
