@@ -85,7 +85,7 @@ def test_a_stop_signal_is_exit_status_128_plus_it_and_one_line(
     import redline.commands.train as train_command
     from redline.runners.stop import Stopped
 
-    def stopped(opts: object) -> None:
+    def stopped(opts: object, stop: object = None) -> None:
         raise Stopped(signal.SIGTERM, 7, Path("run/model_7.pt"))
 
     monkeypatch.setattr(train_command, "train", stopped)
@@ -93,4 +93,24 @@ def test_a_stop_signal_is_exit_status_128_plus_it_and_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         "redline train: stopped by SIGTERM after iteration 7; checkpoint run/model_7.pt (continue with --resume)"
+    ]
+
+
+def test_an_output_that_cannot_be_written_is_exit_status_74_and_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    import errno
+
+    import redline.commands.train as train_command
+    from redline.errors import OutputError
+
+    def full(opts: object, stop: object = None) -> None:
+        exc = OSError(errno.ENOSPC, "No space left on device")
+        raise OutputError.writing("checkpoint", "run/model_9.pt", exc, "the checkpoints saved before it are kept")
+
+    monkeypatch.setattr(train_command, "train", full)
+    assert main(["train", "--task", "Redline-Cartpole"]) == 74
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "redline train: error: checkpoint: could not write 'run/model_9.pt' (No space left on device); the "
+        "checkpoints saved before it are kept"
     ]

@@ -9,6 +9,7 @@ Anything after the options in ``key=value`` form is a Hydra-style config overrid
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import json
@@ -19,9 +20,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from redline import __version__
-from redline.errors import UserError
+from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import tune_allocator
 from redline.options import positive_float, positive_int, run_name, seed, strategy
+from redline.runners.stop import STARTUP, StopRequest
 
 BENCHES = {
     "learner": ("redline.bench.learner", "redline vs rsl_rl PPO on a synthetic env, timed in alternation"),
@@ -117,6 +119,11 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     train.add_argument("--nproc", type=positive_int, help="start N local processes under torchrun")
     train.add_argument("--distributed", action="store_true", help="join torchrun's process group (one rank)")
     train.add_argument("--dist_timeout", type=positive_float, default=120.0, help="[s] (120)")
+    train.add_argument(
+        "--no_memory_check",
+        action="store_true",
+        help="start even when the memory estimate exceeds what this host / GPU has available",
+    )
 
     play = sub.add_parser(
         "play", help="play a checkpoint headless and export it", epilog="Trailing key=value tokens are Hydra overrides."
@@ -169,7 +176,7 @@ def _options[T](cls: type[T], args: argparse.Namespace, extra: list[str]) -> T:
     return options(**{k: v for k, v in vars(args).items() if k in names}, overrides=_overrides(extra))
 
 
-def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -> int:
+def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = (), stop: StopRequest | None = None) -> int:
     if extra and args.command not in ("train", "play"):  # only train and play take key=value overrides
         raise UserError(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "list":
@@ -200,6 +207,7 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -
             show(result)
         return 0
     if args.command == "train":
+        _check_env_count(args, extra)  # milliseconds: before Isaac Lab is imported
         from redline.commands.train import TrainOptions, train
 
         options = _options(TrainOptions, args, extra)
@@ -211,7 +219,7 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -
 
             check_launch(options)  # bad input fails here once, not in every rank
             return launch(args.nproc, argv, args.device)
-        train(options)
+        train(options, stop)
         return 0
     if args.command == "play":
         from redline.commands.play import PlayOptions, play
@@ -219,6 +227,18 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = ()) -
         play(_options(PlayOptions, args, extra))
         return 0
     raise AssertionError(args.command)
+
+
+def _check_env_count(args: argparse.Namespace, extra: list[str]) -> None:
+    """The env count alone against the host's memory (:func:`redline.envs.memory.check_env_count`)."""
+    if args.no_memory_check:
+        return
+    from redline.envs.memory import check_env_count, ranks_on_host
+
+    counts = [args.num_envs] if args.num_envs is not None else []
+    counts += [int(v) for k, _, v in (t.partition("=") for t in extra) if k == "env.scene.num_envs" and v.isdigit()]
+    if counts:
+        check_env_count(args.task, counts[0], args.nproc or (ranks_on_host() if args.distributed else 1))
 
 
 def _bench(args: argparse.Namespace) -> tuple[Any, Callable[[Any], None]]:
@@ -249,24 +269,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
     command = next((a for a in argv if a in {"list", "train", "play", "assets", "bench", "report"}), None)
     prog = f"redline {command}" if command else "redline"
+    # first thing: a stop signal during start-up ends the run at once, in one line (redline.runners.stop)
+    stop = StopRequest(STARTUP, prog) if command == "train" else None
+    with stop.installed() if stop is not None else contextlib.nullcontext():
+        return _main(argv, command, prog, stop)
+
+
+def _main(argv: list[str], command: str | None, prog: str, stop: StopRequest | None) -> int:
     try:
         if command in ("train", "play", "bench"):
             tune_allocator()  # before the first large tensor: freed CPU tensors are reused, not unmapped (redline.host)
         args, extra = build_parser(argv).parse_known_args(argv)
-        return _run(args, extra, argv)
-    except UserError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
+        return _run(args, extra, argv, stop)
+    except ExpectedExit as exc:  # bad input (2), an unwritable output (74), a stop signal (128 + signal)
+        error = "error: " if isinstance(exc, UserError | OutputError) else ""
+        print(f"{prog}: {error}{exc}", file=sys.stderr)
+        return exc.exit_status
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:
-        from redline.runners.stop import Stopped
-
-        if not isinstance(exc, Stopped):
-            raise
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return exc.exit_status
 
 
 if __name__ == "__main__":

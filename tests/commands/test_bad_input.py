@@ -72,6 +72,33 @@ CASES = [
     (["--logger", "mlflow"], "--logger: unknown logger 'mlflow' (valid: tensorboard, wandb, neptune)"),
     (["agent.logger=comet"], "agent.logger: unknown logger 'comet' (valid: tensorboard, wandb, neptune)"),
     (["--video_length", "0"], "--video_length: must be a positive integer"),
+    # unusable log roots (issue 22): created and test-written before the simulator starts
+    (["--log_root", "/proc/redline-logs"], "--log_root: cannot write to '/proc/redline-logs"),
+    (["--log_root", "{loop}/logs"], "(Too many levels of symbolic links)"),
+    # list- and dict-typed overrides keep their kind; list elements their range
+    (["agent.actor.hidden_dims=512"], "override 'agent.actor.hidden_dims=512': expects a list of int (the default is"),
+    (["agent.critic.hidden_dims=[a,b]"], "override 'agent.critic.hidden_dims=[a,b]': expects a list of int"),
+    (["agent.actor.hidden_dims=[]"], "agent.actor.hidden_dims: must be a non-empty list of integers >= 1, got []"),
+    (["agent.critic.hidden_dims=[64,0]"], "agent.critic.hidden_dims: must be a non-empty list of integers >= 1"),
+    (["agent.obs_groups=5"], "override 'agent.obs_groups=5': expects dict"),
+    (["agent.actor.activation=relu6"], "agent.actor.activation: unknown 'relu6' (valid: elu, selu, relu"),
+    (["--learner", "rsl_rl", "agent.critic.activation=swishh"], "agent.critic.activation: unknown 'swishh'"),
+    # the rollout's shape, before the simulator (T x N = 16 x 4 for Cartpole with --num_envs 4)
+    (
+        ["--num_envs", "4", "agent.algorithm.num_mini_batches=65"],
+        "agent.algorithm.num_mini_batches: must be at most the rollout's T x N = 16 x 4 = 64 transitions",
+    ),
+    (
+        ["--learner", "rsl_rl", "--num_envs", "2", "agent.num_steps_per_env=3", "agent.algorithm.num_mini_batches=7"],
+        "agent.algorithm.num_mini_batches: must be at most the rollout's T x N = 3 x 2 = 6 transitions",
+    ),
+    # runs that cannot fit in memory
+    (["--num_envs", "3000000000"], "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated"),
+    (["env.scene.num_envs=3000000000"], "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated"),
+    (
+        ["--num_envs", "1000000", "agent.num_steps_per_env=10000"],
+        "--num_envs: 1000000 envs x 10000 steps of Redline-Cartpole need an estimated",
+    ),
     (["--video_interval", "-5"], "--video_interval: must be a positive integer"),
 ]
 
@@ -81,7 +108,9 @@ def test_bad_train_input(extra: list[str], expected: str, tmp_path: Path, capsys
     log_root, file, garbage = tmp_path / "logs", tmp_path / "a_file", tmp_path / "model_1.pt"
     file.write_text("not a folder")
     garbage.write_bytes(os.urandom(64))
-    names = {"file": str(file), "garbage": str(garbage)}
+    (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
+    (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
+    names = {"file": str(file), "garbage": str(garbage), "loop": str(tmp_path / "loop_a")}
     extra = [token.format(**names) for token in extra]
     argv = [*TRAIN, "--log_root", str(log_root), *extra]
     if "--log_root" in extra:

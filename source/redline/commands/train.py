@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 from redline.commands import launch as distributed
 from redline.commands.launch import DistContext
-from redline.envs.prepare import EnvRequest, PreparedEnv, prepare_env
-from redline.errors import UserError
+from redline.envs import memory
+from redline.envs.memory import ranks_on_host
+from redline.envs.prepare import EnvRequest, PreparedEnv, physics_overrides, prepare_env
+from redline.errors import ExpectedExit, OutputError, UserError
+from redline.learning.limits import check_rollout
 from redline.learning.precision import PRECISIONS
-from redline.runners.stop import StopRequest
+from redline.runners.stop import STARTUP, Stopped, StopRequest
 from redline.runners.writers import check_logger, set_logger
-from redline.runs.checkpoints import checkpoints_in, load_checkpoint, resolve_checkpoint
-from redline.runs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir
+from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.runs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir, remove_if_empty_run
 from redline.telemetry.verdict import PHASES
 
 VIDEO_LENGTH, VIDEO_INTERVAL = 200, 2000
@@ -78,6 +80,8 @@ class TrainOptions:
     """``--video``: env steps per clip (Isaac Lab's default 200)."""
     video_interval: int = VIDEO_INTERVAL
     """``--video``: env steps from one clip's start to the next, the first at step 0 (Isaac Lab's default 2000)."""
+    no_memory_check: bool = False
+    """Skip the memory estimate (:mod:`redline.envs.memory`) that refuses runs too big for this host or GPU."""
     overrides: tuple[str, ...] = ()
     """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>``."""
 
@@ -114,8 +118,52 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
     logger = opts.logger if opts.logger is not None else prepared.agent_cfg.logger
     check_logger(logger, "--logger" if opts.logger is not None else "agent.logger")  # package, credentials
     set_logger(prepared.agent_cfg, opts.logger, opts.log_project_name)
-    check_writable(opts.log_root, "--log_root")
+    world = ctx.world_size if ctx is not None else (opts.nproc or 1)
+    _check_shape(opts, prepared, world)
+    if not opts.no_memory_check:
+        ranks = opts.nproc or (ranks_on_host() if ctx is not None else 1)
+        memory.check_run(prepared.task, _physics(opts, prepared), prepared.device, rollout_shape(prepared), ranks)
+    if ctx is None or ctx.rank == 0:  # created and test-written before the simulator starts
+        check_writable(opts.log_root / prepared.agent_cfg.experiment_name, "--log_root")
     return prepared
+
+
+def _check_shape(opts: TrainOptions, prepared: PreparedEnv, world: int) -> None:
+    """Minibatches against the rollout: the redline learner partitions all ranks' transitions, rsl_rl each rank's."""
+    agent = prepared.agent_cfg
+    envs = prepared.env_cfg.scene.num_envs * (world if opts.learner == "redline" else 1)
+    check_rollout(agent.num_steps_per_env, envs, agent.algorithm.num_mini_batches)
+
+
+def _physics(opts: TrainOptions, prepared: PreparedEnv) -> str | None:
+    """The physics preset the run uses (None: the task's own default)."""
+    tokens = physics_overrides(prepared.task, prepared.device, opts.overrides)
+    chosen = [t.partition("=")[2] for t in tokens if t.partition("=")[0] == "physics"]
+    return chosen[-1] if chosen else "newton_mjwarp"
+
+
+def rollout_shape(prepared: PreparedEnv) -> memory.RolloutShape:
+    """The rollout's sizes from the final configs; an observation size known only once the env exists (a
+    manager-based task) counts as :data:`UNKNOWN_OBS` floats."""
+    env, agent = prepared.env_cfg, prepared.agent_cfg
+    hidden = max((tuple(getattr(agent, r).hidden_dims) for r in ("actor", "critic")), key=sum, default=(256,))
+    return memory.RolloutShape(
+        num_envs=env.scene.num_envs,
+        num_steps=agent.num_steps_per_env,
+        obs_dim=_size(getattr(env, "observation_space", None), UNKNOWN_OBS),
+        critic_obs_dim=_size(getattr(env, "state_space", None), 0),
+        action_dim=_size(getattr(env, "action_space", None), UNKNOWN_ACTIONS),
+        num_mini_batches=agent.algorithm.num_mini_batches,
+        hidden_dims=tuple(int(h) for h in hidden),
+    )
+
+
+UNKNOWN_OBS, UNKNOWN_ACTIONS = 256, 32
+"""Observation and action sizes assumed where the config does not give them as numbers."""
+
+
+def _size(space: Any, unknown: int) -> int:
+    return space if isinstance(space, int) and not isinstance(space, bool) and space >= 0 else unknown
 
 
 def check_launch(opts: TrainOptions) -> None:
@@ -126,18 +174,29 @@ def check_launch(opts: TrainOptions) -> None:
         resolve_checkpoint(opts.resume, opts.log_root / prepared.agent_cfg.experiment_name)
 
 
-def train(opts: TrainOptions) -> Path | None:
+def train(opts: TrainOptions, stop: StopRequest | None = None) -> Path | None:
     """Train and return the run folder (checkpoints, ``params/``, ``metrics.jsonl``, TensorBoard events); None on
-    ranks other than 0 of a multi-process run (they write no files)."""
+    ranks other than 0 of a multi-process run (they write no files).
+
+    Args:
+        opts: the options.
+        stop: the stop request whose handlers are installed (the CLI installs one first thing); None: one is
+            installed here. Until the training loop starts a signal ends the process at once
+            (:mod:`redline.runners.stop`).
+    """
+    if stop is None:
+        stop = StopRequest(STARTUP)
+        with stop.installed():
+            return train(opts, stop)
     ctx = distributed.init(opts.device, opts.dist_timeout) if opts.distributed else None
     try:
-        return _train(opts, ctx)
+        return _train(opts, ctx, stop)
     finally:
         if ctx is not None:
             distributed.shutdown()
 
 
-def _train(opts: TrainOptions, ctx: DistContext | None) -> Path | None:
+def _train(opts: TrainOptions, ctx: DistContext | None, stop: StopRequest) -> Path | None:
     prepared = prepare(opts, ctx)
     device, env_cfg, agent_cfg = prepared.device, prepared.env_cfg, prepared.agent_cfg
     main = ctx is None or ctx.rank == 0
@@ -148,13 +207,13 @@ def _train(opts: TrainOptions, ctx: DistContext | None) -> Path | None:
         print(f"[redline] resuming from {resume_path} (iteration {checkpoint['iter']})", flush=True)
     distributed.barrier()  # every rank has its checkpoint before rank 0 creates the new run folder
     run_dir = new_run_dir(opts.log_root, agent_cfg.experiment_name, opts.run_name) if main else None
+    stop.run_dir = run_dir  # a signal before the first checkpoint removes it
     env_cfg.log_dir = str(run_dir) if run_dir is not None else None
     try:
-        with StopRequest().installed() as stop:
-            elapsed = _run(opts, prepared, learner_cfg, checkpoint, resume_path, run_dir, ctx, stop)
-    except UserError:
-        if run_dir is not None and not checkpoints_in(run_dir):
-            shutil.rmtree(run_dir, ignore_errors=True)  # bad input found late: no empty run folder is left
+        elapsed = _run(opts, prepared, learner_cfg, checkpoint, resume_path, run_dir, ctx, stop)
+    except ExpectedExit as exc:
+        if not isinstance(exc, Stopped):
+            remove_if_empty_run(run_dir)  # bad input found late, a full disk before the first save: no empty run
         raise
     if run_dir is None:
         return None
@@ -229,13 +288,16 @@ def _run(
             f"{agent_cfg.max_iterations} iterations, learner {opts.learner} -> {run_dir}",
             flush=True,
         )
-        dump_yaml(str(run_dir / "params" / "env.yaml"), env_cfg)
-        dump_yaml(str(run_dir / "params" / "agent.yaml"), agent_cfg)
-        if checkpoint is not None:
-            dump_yaml(
-                str(run_dir / "params" / "resume.yaml"),
-                {"resumed_from": str(resume_path), "iteration": checkpoint["iter"]},
-            )
+        params = run_dir / "params"
+        try:
+            dump_yaml(str(params / "env.yaml"), env_cfg)
+            dump_yaml(str(params / "agent.yaml"), agent_cfg)
+            if checkpoint is not None:
+                dump_yaml(
+                    str(params / "resume.yaml"), {"resumed_from": str(resume_path), "iteration": checkpoint["iter"]}
+                )
+        except OSError as exc:
+            raise OutputError.writing("params", exc.filename or params, exc) from None
     with isaaclab_env(task, env_cfg) as env:
         video = None
         if opts.video and run_dir is not None:  # rank 0 records; below rsl_rl's wrapper, where Isaac Lab puts it
