@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from redline.commands.launch import strip_nproc, torchrun_command
 
 
@@ -32,3 +34,23 @@ def test_unreachable_rendezvous_is_one_line_within_the_timeout() -> None:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert lines[0].startswith("redline train: error: --distributed: rank 1 could not join the process group at")
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"RANK": "abc"}, "--distributed: RANK='abc' is not a non-negative integer (set by torchrun)"),
+        ({"WORLD_SIZE": "-2"}, "--distributed: WORLD_SIZE='-2' is not a non-negative integer (set by torchrun)"),
+        ({"RANK": "3", "WORLD_SIZE": "2"}, "--distributed: RANK=3 and WORLD_SIZE=2 (valid: 0 <= RANK < WORLD_SIZE)"),
+    ],
+)
+def test_odd_torchrun_variables_are_one_line(monkeypatch: pytest.MonkeyPatch, env: dict, expected: str) -> None:
+    from redline.commands.launch import init
+    from redline.errors import UserError
+
+    base = {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "localhost", "MASTER_PORT": "1"}
+    for key, value in (base | env).items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(UserError) as caught:
+        init("cpu", 5.0)
+    assert str(caught.value) == expected

@@ -127,7 +127,9 @@ def init(device: str | None, timeout_s: float) -> DistContext:
     import torch
     import torch.distributed as dist
 
-    rank, world, local = (int(os.environ[k]) for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+    rank, world, local = (_rank_variable(k) for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+    if world < 1 or not 0 <= rank < world:
+        raise UserError(f"--distributed: RANK={rank} and WORLD_SIZE={world} (valid: 0 <= RANK < WORLD_SIZE)")
     use_cuda = (device is None or device.startswith("cuda")) and torch.cuda.is_available()
     if device is not None and device.startswith("cuda") and not torch.cuda.is_available():
         raise UserError(f"--device: '{device}' requested but CUDA is not available (valid here: cpu)")
@@ -147,6 +149,14 @@ def init(device: str | None, timeout_s: float) -> DistContext:
             f"({reason})"
         ) from exc
     return DistContext(rank, world, local, target, backend, timeout_s)
+
+
+def _rank_variable(name: str) -> int:
+    """A torchrun variable as a non-negative integer; anything else is a one-line :class:`UserError`."""
+    text = os.environ[name]
+    if not text.strip().isdigit():
+        raise UserError(f"--distributed: {name}={text!r} is not a non-negative integer (set by torchrun)")
+    return int(text)
 
 
 def shutdown() -> None:
