@@ -96,8 +96,8 @@ CASES = [
     (["--num_envs", "3000000000"], "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated"),
     (["env.scene.num_envs=3000000000"], "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated"),
     (
-        ["--num_envs", "1000000", "agent.num_steps_per_env=10000"],
-        "--num_envs: 1000000 envs x 10000 steps of Redline-Cartpole need an estimated",
+        ["--num_envs", "10000", "agent.num_steps_per_env=1000000"],  # the envs fit; 10^10 transitions do not
+        "--num_envs: 10000 envs x 1000000 steps of Redline-Cartpole need an estimated",
     ),
     (["--video_interval", "-5"], "--video_interval: must be a positive integer"),
 ]
