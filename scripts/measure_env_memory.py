@@ -3,8 +3,8 @@
     taskset -c 1 .venv/bin/python scripts/measure_env_memory.py Redline-Cartpole mujoco_cpu 64
 
 prints one JSON line: the RSS after the imports and configs (``base``), the peak RSS once the env is built, reset
-and stepped twice (``peak``), both in MiB. Two counts (64 and 2048; at 256 the growth is within the RSS noise) give the per-env slope and the fixed cost that
-``redline/envs/memory.py`` records per task and physics preset.
+and stepped twice (``peak``), both in MiB. Two counts (64 and 2048; at 256 the growth is within the RSS noise)
+give the per-env slope and the fixed cost that ``redline/envs/memory.py`` records per task and physics preset.
 """
 
 from __future__ import annotations
