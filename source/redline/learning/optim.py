@@ -101,6 +101,7 @@ class FlatAdam:
             capturable=self._flags["capturable"],
         )
         """The library optimizer; its state tensors are views of :attr:`exp_avg`, :attr:`exp_avg_sq`, :attr:`steps`."""
+        self.adam.found_inf = self._found_inf  # type: ignore[attr-defined]  # read by Adam.step, as GradScaler's is
         self._bind_state()
         self.bind_grads()
 
@@ -170,7 +171,6 @@ class FlatAdam:
             self._traceable_step(ok)
         else:
             self._found_inf.copy_(~ok)
-            self.adam.found_inf = self._found_inf  # type: ignore[attr-defined]  # read by Adam.step, as GradScaler does
             self.adam.step()
         # one reduction instead of an elementwise isfinite (~5x fewer passes): a NaN or Inf anywhere makes the sum
         # non-finite; a finite sum past float32's range would need weights near 1e33, overflowing anyway
