@@ -10,6 +10,7 @@ from typing import Any
 
 from redline.commands import launch as distributed
 from redline.commands.launch import DistContext
+from redline.commands.train_resume import ResumePlan, plan_resume
 from redline.envs import memory
 from redline.envs.memory import ranks_on_host
 from redline.envs.prepare import EnvRequest, PreparedEnv, physics_overrides, prepare_env
@@ -18,6 +19,7 @@ from redline.learning.limits import check_rollout
 from redline.learning.precision import PRECISIONS
 from redline.runners.stop import STARTUP, Stopped, StopRequest
 from redline.runners.writers import check_logger, set_logger
+from redline.runs import elastic
 from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
 from redline.runs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir, remove_if_empty_run
 from redline.telemetry.verdict import PHASES
@@ -201,12 +203,19 @@ def _train(opts: TrainOptions, ctx: DistContext | None, stop: StopRequest) -> Pa
     device, env_cfg, agent_cfg = prepared.device, prepared.env_cfg, prepared.agent_cfg
     main = ctx is None or ctx.rank == 0
     learner_cfg = _learner_cfg(opts, agent_cfg)  # a config error surfaces before the simulator starts
-    resume_path = _resolve_resume(opts.resume, opts.log_root / agent_cfg.experiment_name, ctx)
+    plan = plan_resume(opts.resume, opts.log_root / agent_cfg.experiment_name, ctx)
+    resume_path = plan.checkpoint
     checkpoint = None if resume_path is None else load_checkpoint(resume_path, map_location=device)
     if checkpoint is not None and main:
         print(f"[redline] resuming from {resume_path} (iteration {checkpoint['iter']})", flush=True)
+    agent_cfg.max_iterations = plan.iterations(
+        None if checkpoint is None else checkpoint["iter"], agent_cfg.max_iterations
+    )
     distributed.barrier()  # every rank has its checkpoint before rank 0 creates the new run folder
-    run_dir = new_run_dir(opts.log_root, agent_cfg.experiment_name, opts.run_name) if main else None
+    run_dir = None
+    if main:
+        run_dir = plan.run_dir or new_run_dir(opts.log_root, agent_cfg.experiment_name, opts.run_name)
+        _mark_elastic(run_dir, plan, ctx, -1 if checkpoint is None else checkpoint["iter"], agent_cfg.max_iterations)
     stop.run_dir = run_dir  # a signal before the first checkpoint removes it
     env_cfg.log_dir = str(run_dir) if run_dir is not None else None
     try:
@@ -239,25 +248,20 @@ def _learner_cfg(opts: TrainOptions, agent_cfg: Any) -> Any:
     return PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision, capture=opts.capture)
 
 
-def _resolve_resume(spec: str | None, experiment_dir: Path, ctx: DistContext | None) -> Path | None:
-    """``--resume`` as a file; in a multi-process run rank 0 resolves it and every rank gets its answer, so a
-    checkpoint saved meanwhile cannot make ranks load different iterations."""
-    if spec is None:
-        return None
-    if ctx is None:
-        return resolve_checkpoint(spec, experiment_dir)
-    import torch.distributed as dist
-
-    answer: list[Any] = [None]
-    if ctx.rank == 0:
-        try:
-            answer[0] = str(resolve_checkpoint(spec, experiment_dir))
-        except UserError as exc:
-            answer[0] = exc  # every rank raises the same one-line error
-    dist.broadcast_object_list(answer, src=0)
-    if isinstance(answer[0], UserError):
-        raise answer[0]
-    return Path(answer[0])
+def _mark_elastic(run_dir: Path, plan: ResumePlan, ctx: DistContext | None, start: int, iterations: int) -> None:
+    """Under torchrun, name the run folder after the torchrun run (its restarts continue here,
+    :mod:`redline.runs.elastic`); on a restart, drop the metrics of iterations no checkpoint holds."""
+    attempt = elastic.Attempt.from_environ() if ctx is not None else None
+    if attempt is None:
+        return
+    if plan.run_dir is not None:
+        elastic.trim_metrics(run_dir, start)
+        print(f"[redline] torchrun restart {attempt.restart}: continuing {run_dir} after iteration {start}", flush=True)
+        return
+    try:
+        elastic.write_marker(run_dir, attempt.run_id, start + iterations)
+    except OSError as exc:
+        raise OutputError.writing("run folder", run_dir / elastic.MARKER, exc) from None
 
 
 def _run(

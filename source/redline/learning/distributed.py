@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import os
 import time
 from collections.abc import Callable, Sequence
 
@@ -38,12 +39,23 @@ class Communicator:
 
     Args:
         rank, world_size: this process's global rank and the number of ranks (1: single process, no calls).
+        ranks_per_node: ranks on each node, to name the node of a lost rank in errors (0: unknown).
         device: where the tensors handed to the collectives live (NCCL needs CUDA tensors, gloo takes CPU ones).
         timeout_s: the process group's timeout [s], quoted in errors.
     """
 
-    def __init__(self, rank: int = 0, world_size: int = 1, device: torch.device | str = "cpu", timeout_s: float = 0):
+    def __init__(
+        self,
+        rank: int = 0,
+        world_size: int = 1,
+        device: torch.device | str = "cpu",
+        timeout_s: float = 0,
+        ranks_per_node: int = 0,
+    ):
         self.rank, self.world_size = rank, world_size
+        self.ranks_per_node = ranks_per_node
+        """Ranks on each node (torchrun's ``LOCAL_WORLD_SIZE``; it numbers ranks node by node), to name a lost
+        rank's node; 0: unknown."""
         self.device = torch.device(device)
         self.timeout_s = timeout_s
         self.calls = 0
@@ -53,10 +65,14 @@ class Communicator:
 
     @classmethod
     def from_process_group(cls, device: torch.device | str, timeout_s: float) -> Communicator:
-        """The communicator of the initialised default process group."""
+        """The communicator of the initialised default process group (torchrun's ``LOCAL_WORLD_SIZE`` gives the
+        ranks per node)."""
         import torch.distributed as dist
 
-        return cls(dist.get_rank(), dist.get_world_size(), device, timeout_s)
+        per_node = os.environ.get("LOCAL_WORLD_SIZE", "")
+        return cls(
+            dist.get_rank(), dist.get_world_size(), device, timeout_s, int(per_node) if per_node.isdigit() else 0
+        )
 
     @property
     def distributed(self) -> bool:
@@ -130,9 +146,15 @@ class Communicator:
             self.calls += 1
             self.seconds += time.perf_counter() - start
 
+    def _named(self, rank: int) -> str:
+        """``1`` or, with the ranks per node known, ``1 (node 1)``."""
+        return f"{rank} (node {rank // self.ranks_per_node})" if self.ranks_per_node > 0 else str(rank)
+
     def _lost_message(self, name: str, exc: BaseException) -> str:
-        lost = lost_ranks(self.rank, self.world_size)
-        who = f"rank{'s' if len(lost) > 1 else ''} {', '.join(map(str, lost))}" if lost else "another rank"
+        lost = lost_ranks(self.rank, self.world_size, min(5.0, self.timeout_s or 5.0))
+        if lost is None and self.world_size == 2:
+            lost = [1 - self.rank]  # the store is out of reach, and there is only one other rank
+        who = f"rank{'s' if len(lost) > 1 else ''} {', '.join(map(self._named, lost))}" if lost else "another rank"
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
         return (
             f"rank {self.rank}: {who} of {self.world_size} stopped answering during {name} (lost; process-group "
@@ -140,19 +162,21 @@ class Communicator:
         )
 
 
-def lost_ranks(rank: int, world_size: int, wait_s: float = 5.0) -> list[int]:
+def lost_ranks(rank: int, world_size: int, wait_s: float = 5.0) -> list[int] | None:
     """Ranks that do not check in on the rendezvous store within ``wait_s`` after a failed collective.
 
     Every rank that sees a collective fail posts ``redline/alive/<rank>`` on the process group's store and waits
-    for the others' keys; those that never post are the lost ones. Returns ``[]`` when the store itself is gone.
+    for the others' keys; those that never post are the lost ones. Returns None when the store itself is out of
+    reach within ``wait_s`` (it died with the process that hosted it, or a network partition cut this node off).
     """
     try:
         from torch.distributed import distributed_c10d
 
         store = distributed_c10d._get_default_store()
+        store.set_timeout(datetime.timedelta(seconds=wait_s))  # a partitioned store must not block for minutes
         store.set(f"redline/alive/{rank}", "1")
-    except Exception:  # the store died with the process that hosted it
-        return []
+    except Exception:
+        return None
     deadline = time.monotonic() + wait_s
     lost = []
     for other in range(world_size):
