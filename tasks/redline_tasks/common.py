@@ -15,6 +15,7 @@ import torch
 from isaaclab.utils import configclass
 
 from redline.assets import ensure_asset_root
+from redline.physics.offer import with_mujoco_cpu
 from redline.seeding import EnvStreams, Strategy, check_seed, parse_strategy
 
 
@@ -41,20 +42,6 @@ def begin_episodes(streams: EnvStreams, env_ids: Sequence[int] | torch.Tensor) -
     """Count a new episode for ``env_ids``; return whether the task must redraw its reset state itself."""
     streams.begin_episode(env_ids)
     return streams.strategy is not Strategy.SHARED
-
-
-def with_mujoco_cpu(physics: Any) -> Any:
-    """A task's physics preset group with one more choice, ``mujoco_cpu``: MuJoCo's C engine with the solver
-    options of the group's ``newton_mjwarp`` (see :mod:`redline.physics`). Not the default."""
-    from isaaclab_tasks.utils import PresetCfg, preset
-
-    from redline.physics import PRESET_NAME, mujoco_cpu_preset
-
-    if not isinstance(physics, PresetCfg):
-        return physics  # already resolved (a copy of a resolved config runs __post_init__ again)
-    options = {name: getattr(physics, name) for name in physics.__dataclass_fields__}
-    options[PRESET_NAME] = mujoco_cpu_preset(options["newton_mjwarp"])
-    return preset(**options)
 
 
 @configclass

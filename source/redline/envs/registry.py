@@ -15,7 +15,9 @@ def _registry() -> dict[str, Any]:
     import gymnasium as gym
 
     import redline_tasks  # noqa: F401  (registers the Redline-* tasks; light)
+    from redline.physics.any_task import offer_on_registered_tasks
 
+    offer_on_registered_tasks()  # physics=mujoco_cpu on tasks registered since (microseconds per task)
     return gym.registry
 
 
@@ -29,11 +31,17 @@ def redline_task_ids() -> list[str]:
 def resolve_task_id(task: str) -> str:
     """Return ``task`` if it is registered (redline's or Isaac Lab's), else raise with close matches.
 
-    Isaac Lab's own tasks are imported only when ``task`` is not a redline task (that import takes seconds).
+    Isaac Lab's own tasks, and those of the other installed ``isaaclab.tasks`` entry points (a user's project), are
+    imported only when ``task`` is not a redline task (that import takes seconds).
     """
     if task in _registry():
         return task
     import isaaclab_tasks  # noqa: F401  (registers Isaac Lab's stock tasks)
+    from isaaclab.cli import load_external_tasks
+
+    load_external_tasks()  # as `isaaclab train` does
+    if task in _registry():
+        return task
 
     known = sorted(t for t in _registry() if t.startswith(("Redline-", "Isaac-")))
     if task in known:
