@@ -1,4 +1,4 @@
-"""Shared fixtures: no network, a private asset root and log folder per test session."""
+"""Shared fixtures: no network, a private asset root and log folder per test session, one process per run."""
 
 from __future__ import annotations
 
@@ -8,10 +8,14 @@ import pytest
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _asset_root(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Build the assets into a fresh folder, so tests prove they are made offline from installed packages."""
+def _session_environment(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Build the assets into a fresh folder, so tests prove they are made offline from installed packages; one
+    process per training run."""
     mp = pytest.MonkeyPatch()
     mp.setenv("REDLINE_ASSET_ROOT", str(tmp_path_factory.mktemp("assets")))
+    # one process per `redline train` unless a test asks for more (--nproc, or deleting the variable to test the
+    # automatic arrangement): two processes per test would double every simulator test's start-up
+    mp.setenv("REDLINE_NPROC", "1")
     yield
     mp.undo()
 

@@ -32,6 +32,7 @@ BENCHES = {
     "distributed": ("redline.bench.distributed", "the redline learner on 1 vs --nproc ranks, same global batch"),
     "seeding": ("redline.bench.seeding", "per-reset cost of each seeding strategy"),
     "physics": ("redline.bench.physics", "MuJoCo-Warp vs MuJoCo-C (physics=mujoco_cpu) env steps/s on the CPU"),
+    "cores": ("redline.bench.cores", "the default CPU training command vs one process, beside raw mujoco.rollout"),
     "gpu": ("redline.bench.gpu", "the GPU acceptance run (syncs, captured update, Philox); --pack builds its bundle"),
 }
 """``redline bench <name>``: the module that implements it (``add_arguments``, ``run``, ``show``) and its summary."""
@@ -208,25 +209,44 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = (), s
         return 0
     if args.command == "train":
         _check_env_count(args, extra)  # milliseconds: before Isaac Lab is imported
-        from redline.commands.train import TrainOptions, train
+        from redline.commands.launch import launch, with_num_envs
+        from redline.commands.train import TrainOptions, auto_arrangement, check_launch, train
 
         options = _options(TrainOptions, args, extra)
-        if args.nproc is not None:
-            if args.distributed:
-                raise UserError("--nproc: starts torchrun itself; drop --distributed (that is for torchrun's workers)")
-            from redline.commands.launch import launch
-            from redline.commands.train import check_launch
-
-            check_launch(options)  # bad input fails here once, not in every rank
-            return launch(args.nproc, argv, args.device)
-        train(options, stop)
-        return 0
+        if args.nproc is not None and args.distributed:
+            raise UserError("--nproc: starts torchrun itself; drop --distributed (that is for torchrun's workers)")
+        nproc = None if args.distributed else args.nproc if args.nproc is not None else _nproc_from_environment()
+        if nproc is None and not args.distributed and (plan := auto_arrangement(options)) is not None:
+            nproc, per_rank = plan  # the CPU's cores filled; the env count was the total
+            argv = with_num_envs(argv, per_rank)
+            options = dataclasses.replace(options, num_envs=per_rank)
+            print(f"[redline] {nproc} processes x {per_rank} envs, one per core (--nproc 1: one)", file=sys.stderr)
+        if nproc is None or nproc == 1:
+            train(dataclasses.replace(options, nproc=None), stop)
+            return 0
+        options = dataclasses.replace(options, nproc=nproc)
+        check_launch(options)  # bad input fails here once, not in every rank
+        return launch(nproc, argv, args.device)
     if args.command == "play":
         from redline.commands.play import PlayOptions, play
 
         play(_options(PlayOptions, args, extra))
         return 0
     raise AssertionError(args.command)
+
+
+NPROC_ENV = "REDLINE_NPROC"
+"""Environment variable giving ``--nproc``'s default (e.g. 1 where a container's cores are shared)."""
+
+
+def _nproc_from_environment() -> int | None:
+    """:data:`NPROC_ENV` as a process count (None: unset); a bad value is a one-line :class:`UserError`."""
+    text = os.environ.get(NPROC_ENV, "")
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise UserError(f"{NPROC_ENV}: must be a positive integer, got '{text}'")
+    return int(text)
 
 
 def _check_env_count(args: argparse.Namespace, extra: list[str]) -> None:

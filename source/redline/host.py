@@ -1,4 +1,4 @@
-"""Host-process tuning: glibc malloc keeps large freed blocks for reuse instead of unmapping them.
+"""Host-process tuning: glibc malloc keeps large freed blocks for reuse, and each process's share of the cores.
 
 PyTorch's CPU allocator caches nothing: each tensor above glibc's mmap threshold (128 KiB, adapting up to 32 MiB) is a
 fresh ``mmap`` whose pages fault in on first touch and are unmapped again on free. A CPU learner at the legged shape
@@ -9,6 +9,10 @@ the process keeps its peak heap size instead of returning freed memory to the OS
 
 Applied by the ``redline`` command at start-up (``train``, ``play``, ``bench``), to every learner in the process;
 ``REDLINE_MALLOC=stock`` leaves glibc's defaults, and so does a ``MALLOC_MMAP_THRESHOLD_`` the user set.
+
+Threads: a process that shares its node with other ranks of a torchrun job (``LOCAL_WORLD_SIZE``) takes its even share
+of the cores it may run on (:func:`cores_per_process`), for torch's intra-op pool and MuJoCo-C's rollout pool alike, so
+processes x threads never exceeds the cores: oversubscribed spinning OpenMP threads can slow an update 20x.
 """
 
 from __future__ import annotations
@@ -59,6 +63,24 @@ def tune_allocator(environ: dict[str, str] | None = None) -> bool:
     global _tuned
     _tuned = bool(libc.mallopt(M_MMAP_THRESHOLD, THRESHOLD)) and bool(libc.mallopt(M_TRIM_THRESHOLD, THRESHOLD))
     return _tuned
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity: ``taskset -c 0`` gives 1)."""
+    return len(os.sched_getaffinity(0))
+
+
+def cores_per_process(environ: dict[str, str] | None = None) -> int:
+    """This process's share of :func:`usable_cores`: divided by torchrun's ``LOCAL_WORLD_SIZE`` (the processes on
+    this node; 1 without torchrun), at least 1.
+
+    Args:
+        environ: the environment to read ``LOCAL_WORLD_SIZE`` from (default ``os.environ``).
+    """
+    env = os.environ if environ is None else environ
+    local = env.get("LOCAL_WORLD_SIZE", "1")
+    share = int(local) if local.isdigit() and int(local) > 0 else 1
+    return max(1, usable_cores() // share)
 
 
 def allocator() -> str:

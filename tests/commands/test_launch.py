@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from redline.commands.launch import strip_nproc, torchrun_command
+from redline.cli import main
+from redline.commands.launch import auto_nproc, strip_nproc, torchrun_command, with_num_envs
 
 
 def test_nproc_becomes_a_standalone_torchrun_of_the_same_command() -> None:
@@ -17,6 +18,29 @@ def test_nproc_becomes_a_standalone_torchrun_of_the_same_command() -> None:
     command = torchrun_command(4, strip_nproc(argv))
     assert command[:5] == [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=4"]
     assert command[5:8] == ["-m", "redline.cli", "train"] and command[-1] == "--distributed"
+
+
+@pytest.mark.parametrize(
+    ("total", "cores", "expected"),
+    [(1024, 2, 2), (256, 2, 2), (64, 2, 2), (62, 2, 1), (63, 2, 1), (1024, 1, 1), (96, 4, 3), (1024, 16, 16)],
+)
+def test_the_cores_are_filled_with_an_even_split_of_enough_envs(total: int, cores: int, expected: int) -> None:
+    """One process per core when the envs split evenly with >= MIN_ENVS_PER_RANK (32) each; else fewer."""
+    assert auto_nproc(total, cores) == expected
+
+
+def test_the_workers_get_the_per_process_env_count_in_place_of_the_total() -> None:
+    argv = ["train", "--task", "T", "--num_envs", "1024", "env.scene.num_envs=8", "--num_envs=4", "agent.x=1"]
+    assert with_num_envs(argv, 512) == ["train", "--task", "T", "agent.x=1", "--num_envs", "512"]
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1"])
+def test_a_bad_redline_nproc_is_one_line(value: str, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setenv("REDLINE_NPROC", value)
+    assert main(["train", "--task", "Redline-Cartpole", "--device", "cpu"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"redline train: error: REDLINE_NPROC: must be a positive integer, got '{value}'"
+    )
 
 
 def test_unreachable_rendezvous_is_one_line_within_the_timeout() -> None:

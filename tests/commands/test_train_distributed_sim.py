@@ -1,8 +1,10 @@
-"""Multi-process training of a real task on CPU (gloo): 2 ranks x N/2 envs compute 1 process x N envs' update."""
+"""Multi-process training of a real task on CPU (gloo): 2 ranks x N/2 envs compute 1 process x N envs' update, and
+the default CPU command arranges them by itself."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,9 +17,9 @@ pytestmark = pytest.mark.sim
 TRAIN = ["train", "--task", "Redline-Cartpole", "--device", "cpu"]
 
 
-def _redline(*args: str | Path) -> subprocess.CompletedProcess:
+def _redline(*args: str | Path, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     proc = subprocess.run(
-        [sys.executable, "-m", "redline.cli", *map(str, args)], capture_output=True, text=True, timeout=900
+        [sys.executable, "-m", "redline.cli", *map(str, args)], capture_output=True, text=True, timeout=900, env=environ
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
@@ -39,11 +41,16 @@ def _params(path: Path) -> torch.Tensor:
 
 
 def test_two_ranks_match_one_process_and_resume_on_one(tmp_path: Path) -> None:
-    """3 iterations of Redline-Cartpole, per-env seeding, fp32: 2 gloo ranks x 32 envs and 1 process x 64 envs end
-    with the same weights (1e-5 relative); rank 0 logs global figures; the 2-rank checkpoint resumes on 1 process."""
-    common = [*TRAIN, "--max_iterations", "3", "--seeding", "per_env", "--precision", "fp32"]
-    _redline(*common, "--num_envs", "32", "--nproc", "2", "--log_root", tmp_path / "two")
-    _redline(*common, "--num_envs", "64", "--log_root", tmp_path / "one")
+    """3 iterations of Redline-Cartpole, per-env seeding, fp32: the default command with 64 envs on 2 cores (2 gloo
+    ranks x 32 envs, arranged by itself) and 1 process x 64 envs (``--nproc 1``) end with the same weights (1e-5
+    relative); rank 0 logs global figures; the 2-rank checkpoint resumes on 1 process."""
+    common = [*TRAIN, "--max_iterations", "3", "--seeding", "per_env", "--precision", "fp32", "--num_envs", "64"]
+    automatic = {k: v for k, v in os.environ.items() if k != "REDLINE_NPROC"}  # the default: fill the cores
+    two_ranks = [] if len(os.sched_getaffinity(0)) == 2 else ["--nproc", "2", "--num_envs", "32"]  # other hosts
+    arranged = _redline(*common, *two_ranks, "--log_root", tmp_path / "two", environ=automatic)
+    if not two_ranks:
+        assert "2 processes x 32 envs" in arranged.stderr
+    _redline(*common, "--nproc", "1", "--log_root", tmp_path / "one")
     two, one = _run_dir(tmp_path / "two"), _run_dir(tmp_path / "one")
     ref = _params(one / "model_2.pt")
     assert (_params(two / "model_2.pt") - ref).abs().max() <= 1e-5 * ref.abs().max()

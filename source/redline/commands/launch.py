@@ -3,6 +3,12 @@
 Each rank runs its own envs (``--num_envs`` is per process, as in Isaac Lab) with global env ids offset by the env
 counts of lower ranks, so ``per_env`` seeding gives the union of all ranks' envs the streams of one process with all
 envs. NCCL on CUDA (``cuda:LOCAL_RANK``), gloo on CPU. Only rank 0 writes logs and checkpoints and shows progress.
+
+On the CPU without ``--nproc``, ``redline train`` fills the cores by itself (:func:`auto_nproc`): one process per core,
+the command's env count (there a total) split evenly over them, each process with one core's threads. Measured on
+2 cores (docs/performance.md): one MuJoCo-C thread per process in its own process beats two threads in one process,
+because everything outside the physics (observations, rewards, resets, inference, the update) then runs on both cores
+too. With ``per_env`` seeding the run is the same experiment as one process with all envs.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from redline.errors import UserError
+from redline.host import cores_per_process
 
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 """Environment variables torchrun gives each worker; ``--distributed`` needs all of them."""
@@ -45,6 +52,27 @@ already puts the rendezvous store on localhost), and NCCL's asynchronous error h
 never joins fails within the process-group timeout instead of hanging."""
 
 
+MIN_ENVS_PER_RANK = 32
+"""Fewest envs per process the automatic arrangement gives a rank (below it, start-up and the per-minibatch
+all-reduce outweigh the second core: docs/performance.md)."""
+
+
+def auto_nproc(total_envs: int, cores: int, min_envs: int = MIN_ENVS_PER_RANK) -> int:
+    """Processes for a CPU run of ``total_envs`` envs on ``cores`` cores: the most ranks, at most one per core, that
+    split the envs evenly with at least ``min_envs`` each; 1 when no such split exists."""
+    for nproc in range(cores, 1, -1):
+        if total_envs % nproc == 0 and total_envs // nproc >= min_envs:
+            return nproc
+    return 1
+
+
+def with_num_envs(argv: Sequence[str], num_envs: int) -> list[str]:
+    """``argv`` with its env count (``--num_envs N``, ``--num_envs=N``, ``env.scene.num_envs=N``) replaced by
+    ``--num_envs num_envs``."""
+    kept = [token for token in _without(argv, "--num_envs") if not token.startswith("env.scene.num_envs=")]
+    return [*kept, "--num_envs", str(num_envs)]
+
+
 def torchrun_command(nproc: int, argv: Sequence[str]) -> list[str]:
     """The single-node torchrun command line that runs ``redline <argv> --distributed`` on ``nproc`` processes.
 
@@ -67,14 +95,19 @@ def torchrun_command(nproc: int, argv: Sequence[str]) -> list[str]:
 
 def strip_nproc(argv: Sequence[str]) -> list[str]:
     """``argv`` without its ``--nproc N`` / ``--nproc=N`` option."""
+    return _without(argv, "--nproc")
+
+
+def _without(argv: Sequence[str], option: str) -> list[str]:
+    """``argv`` without ``option VALUE`` / ``option=VALUE``."""
     out: list[str] = []
     skip = False
     for token in argv:
         if skip:
             skip = False
-        elif token == "--nproc":
+        elif token == option:
             skip = True
-        elif not token.startswith("--nproc="):
+        elif not token.startswith(f"{option}="):
             out.append(token)
     return out
 
@@ -148,6 +181,8 @@ def init(device: str | None, timeout_s: float) -> DistContext:
             f"--distributed: rank {rank} could not join the process group at {address} within {timeout_s:g} s "
             f"({reason})"
         ) from exc
+    if not use_cuda:
+        torch.set_num_threads(cores_per_process())  # processes x threads = cores (redline.host)
     return DistContext(rank, world, local, target, backend, timeout_s)
 
 

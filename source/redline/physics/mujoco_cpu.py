@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 from typing import Any
 
 import mujoco
@@ -41,6 +40,7 @@ from newton import Contacts, Model, ModelFlags, State
 from newton.solvers import SolverMuJoCo
 
 from redline.errors import UserError
+from redline.host import cores_per_process
 
 logger = logging.getLogger(__name__)
 
@@ -131,8 +131,8 @@ STATE_SPEC = int(mujoco.mjtState.mjSTATE_FULLPHYSICS)
 
 
 def default_nthread() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0))
+    """This process's share of the cores it may run on (:func:`redline.host.cores_per_process`)."""
+    return cores_per_process()
 
 
 def check_device(device: str) -> None:

@@ -25,7 +25,8 @@ class MuJoCoCPUSolverCfg(MJWarpSolverCfg):
     """Isaac Lab's MuJoCo-Warp manager, building :class:`redline.physics.mujoco_cpu.SolverMuJoCoCPU`."""
 
     nthread: int | None = None
-    """Threads stepping the envs; None: the cores this process may use (``os.sched_getaffinity``)."""
+    """Threads stepping the envs; None: this process's share of the cores it may use (its CPU affinity divided by
+    the processes of a torchrun job on the node, :func:`redline.host.cores_per_process`)."""
 
 
 def mujoco_cpu_preset(mjwarp: NewtonCfg, nthread: int | None = None) -> NewtonCfg:

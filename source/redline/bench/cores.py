@@ -1,0 +1,147 @@
+"""``redline bench cores``: the default CPU training command against one process, beside raw ``mujoco.rollout``.
+
+Three figures per task, all env steps per second over all envs, on the cores this process may use:
+
+1. **raw physics**: ``mujoco.rollout`` on the task's own MuJoCo-C model (the one ``physics=mujoco_cpu`` compiles,
+   contact sensors and all), one shared model, every world starting from the default pose with zero controls, one
+   env step = the task's physics substeps, a thread per core. What the physics engine alone can do: the ceiling;
+2. **one process**: ``redline train --nproc 1`` (one process, MuJoCo-C on every core, the rest of the step on one);
+3. **default**: ``redline train`` as a user types it (on the CPU it fills the cores by itself, see
+   :mod:`redline.commands.launch`).
+
+The two training modes run as whole ``redline train`` subprocesses in alternating rounds (so load drifts on a
+shared machine slow both alike); a mode's figure is the median over rounds of the median per-iteration ``sps`` of
+the iterations after the first (which pays for allocation and Warp's kernel loading). Start-up is not counted.
+
+Run: ``redline bench cores --task Redline-Velocity-Flat-Go1 --num_envs 1024 --iterations 6 --rounds 2``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+MODES = {"one process": ["--nproc", "1"], "default": []}
+"""Training modes: extra ``redline train`` arguments of each."""
+
+
+def raw_rollout_sps(task: str, num_envs: int, seconds: float = 5.0) -> dict[str, Any]:
+    """Env steps per second of ``mujoco.rollout`` alone on ``task``'s MuJoCo-C model with ``num_envs`` worlds.
+
+    Returns:
+        ``{"sps": env steps/s, "substeps": physics steps per env step, "threads": rollout threads}``.
+    """
+    import mujoco
+    import numpy as np
+    import torch
+    from mujoco import rollout
+
+    from redline.envs import registry
+    from redline.envs.launch import isaaclab_env
+    from redline.host import usable_cores
+
+    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", ["physics=mujoco_cpu"])
+    env_cfg.scene.num_envs = 1
+    env_cfg.seed = 0
+    with isaaclab_env(task, env_cfg, "cpu") as env:
+        env.reset()
+        u = env.unwrapped
+        env.step(torch.zeros(u.num_envs, u.single_action_space.shape[0]))  # sensors are added on first use
+        solver = u.sim.physics_manager._solver
+        model, state0 = solver._template, solver._state[0].copy()
+        control_spec, ncontrol = solver._control_spec, solver._control.shape[-1]
+        substeps = int(getattr(env_cfg, "decimation", 1)) * int(getattr(env_cfg.sim.physics, "num_substeps", 1))
+    threads = usable_cores()
+    pool = rollout.Rollout(nthread=threads if threads > 1 else 0)
+    datas = [mujoco.MjData(model) for _ in range(threads)]
+    state = np.repeat(state0[None], num_envs, 0)
+    control = np.zeros((num_envs, substeps, ncontrol))
+    out = np.zeros((num_envs, substeps, state.shape[1]))
+    sensors = np.zeros((num_envs, substeps, model.nsensordata))
+    models = [model] * num_envs
+
+    def step() -> None:
+        pool.rollout(models, datas, state, control, control_spec=control_spec, skip_checks=True, nstep=substeps,
+                     state=out, sensordata=sensors)  # fmt: skip
+
+    step()  # warm-up
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        step()
+        count += 1
+    elapsed = time.perf_counter() - start
+    pool.close()
+    return {"sps": count * num_envs / elapsed, "substeps": substeps, "threads": threads}
+
+
+def training_sps(task: str, num_envs: int, iterations: int, extra: list[str], log_root: Path) -> dict[str, Any]:
+    """One ``redline train`` subprocess; its median ``sps`` over the iterations after the first, and its world size."""
+    environ = {k: v for k, v in os.environ.items() if k != "REDLINE_NPROC"}
+    command = [sys.executable, "-m", "redline.cli", "train", "--task", task, "--device", "cpu", "--num_envs",
+               str(num_envs), "--max_iterations", str(iterations), "--log_root", str(log_root), *extra]  # fmt: skip
+    proc = subprocess.run(command, capture_output=True, text=True, env=environ)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    (metrics,) = log_root.glob("*/*/metrics.jsonl")
+    records = [json.loads(line) for line in metrics.read_text().splitlines()]
+    metrics.parent.rename(metrics.parent.with_name(f"{metrics.parent.name}-{time.monotonic_ns()}"))
+    return {"sps": statistics.median(r["sps"] for r in records[1:]), "world_size": records[-1]["world_size"]}
+
+
+def bench(task: str, num_envs: int, iterations: int, rounds: int) -> dict[str, Any]:
+    """The three figures of the module docs for one task."""
+    raw = raw_rollout_sps(task, num_envs)
+    runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
+    with tempfile.TemporaryDirectory(prefix="redline-bench-cores-") as tmp:
+        for r in range(rounds):
+            order = list(MODES) if r % 2 == 0 else list(reversed(MODES))
+            for mode in order:
+                runs[mode].append(training_sps(task, num_envs, iterations, MODES[mode], Path(tmp) / f"{mode}-{r}"))
+    result: dict[str, Any] = {"task": task, "num_envs": num_envs, "iterations": iterations, "raw": raw}
+    for mode, measured in runs.items():
+        sps = statistics.median(m["sps"] for m in measured)
+        result[mode] = {"sps": sps, "rounds": [m["sps"] for m in measured], "world_size": measured[-1]["world_size"]}
+        result[mode]["of_raw"] = sps / raw["sps"]
+    return result
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``redline bench cores``'s own options."""
+    from redline.options import positive_int
+
+    parser.add_argument("--task", action="append", help="task id (repeatable); default Redline-Velocity-Flat-Go1")
+    parser.add_argument("--num_envs", type=positive_int, default=1024, help="envs in total (1024)")
+    parser.add_argument("--iterations", type=positive_int, default=6, help="training iterations per run (6)")
+    parser.add_argument("--rounds", type=positive_int, default=2, help="alternating rounds (2)")
+
+
+def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """``redline bench cores``: one result per task (CPU only)."""
+    from redline.errors import UserError
+
+    if args.device not in (None, "cpu"):
+        raise UserError(f"--device: bench cores measures CPU training (valid: cpu), got '{args.device}'")
+    return [bench(t, args.num_envs, args.iterations, args.rounds) for t in args.task or ["Redline-Velocity-Flat-Go1"]]
+
+
+def show(results: list[dict[str, Any]]) -> None:
+    """A markdown table of :func:`run`'s results."""
+    print("| task | envs | mode | processes | env-steps/s | of raw rollout | rounds |")
+    print("|---|---|---|---|---|---|---|")
+    for r in results:
+        raw = r["raw"]
+        print(f"| {r['task']} | {r['num_envs']} | raw mujoco.rollout ({raw['threads']} threads, {raw['substeps']} "
+              f"substeps) | 1 | {raw['sps']:,.0f} | 100 % | |")  # fmt: skip
+        for mode in MODES:
+            m = r[mode]
+            rounds = ", ".join(f"{s:,.0f}" for s in m["rounds"])
+            print(f"| {r['task']} | {r['num_envs']} | {mode} | {m['world_size']} | {m['sps']:,.0f} "
+                  f"| {100 * m['of_raw']:.0f} % | {rounds} |")  # fmt: skip
