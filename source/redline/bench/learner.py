@@ -215,6 +215,11 @@ def bench_learner(shape_name: str, precision: str, device: str, iterations: int)
 
 def show(result: dict[str, Any]) -> None:
     """The table of :func:`run`'s result."""
+    if "rollout" in result:
+        from redline.bench.rollout import show as show_rollout
+
+        show_rollout(result)
+        return
     print(
         f"learner benchmark: shape {result['shape']}, {result['precision']}, {result['device']}, "
         f"{result['threads']} threads, {result['allocator']} malloc, median of {result['iterations_timed']} iterations"
@@ -241,13 +246,40 @@ def show(result: dict[str, Any]) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``redline bench learner``'s own options."""
-    parser.add_argument("--shape", choices=list(SHAPES), default="legged", help="legged (4096 envs) | tiny (8 envs)")
+    from redline.bench.rollout import SHAPES as ROLLOUT_SHAPES
+
+    parser.add_argument(
+        "--shape",
+        default=None,
+        help=f"{' | '.join(SHAPES)} (legged, 4096 envs; tiny, 8 envs); with --rollout: "
+        f"{' | '.join(ROLLOUT_SHAPES)} (default: all three)",
+    )
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="both learners' (fp32)")
     parser.add_argument("--iterations", type=positive_int, default=3, help="timed iterations per learner (3)")
+    parser.add_argument(
+        "--rollout",
+        action="store_true",
+        help="time only the learners' loop bodies while collecting (CPU, fp32), per env step, at the tasks' shapes",
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """``redline bench learner``."""
     from redline.device import resolve_device
+    from redline.errors import UserError
 
-    return bench_learner(args.shape, args.precision, resolve_device(args.device), args.iterations)
+    device = resolve_device(args.device)
+    if args.rollout:
+        from redline.bench import rollout
+
+        if device != "cpu" or args.precision != "fp32":
+            raise UserError("--rollout: measures the CPU in fp32; drop --device / --precision")
+        names = list(rollout.SHAPES) if args.shape is None else [args.shape]
+        if not set(names) <= set(rollout.SHAPES):
+            raise UserError(f"--shape: '{args.shape}' with --rollout (valid: {', '.join(rollout.SHAPES)})")
+        torch.set_num_threads(1)  # the loop bodies are small ops: one thread, the other cores left to the envs
+        return {"rollout": [rollout.bench_rollout(name, args.iterations) for name in names], "threads": 1}
+    shape = "legged" if args.shape is None else args.shape
+    if shape not in SHAPES:
+        raise UserError(f"--shape: '{shape}' (valid: {', '.join(SHAPES)}; the task shapes need --rollout)")
+    return bench_learner(shape, args.precision, device, args.iterations)

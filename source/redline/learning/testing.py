@@ -29,6 +29,8 @@ class DummyVecEnv(VecEnv):
     episode terminates when any |x_i| exceeds ``limit`` and times out after ``max_episode_length`` steps; done envs
     reset. All randomness comes from the env's own generator (``seed``), or with ``per_env_seed`` from per-env
     streams (:mod:`redline.seeding`, ``per_env``), so that env g behaves the same whichever process holds it.
+    With ``log_terms`` K, a step on which some env reset reports K per-episode means in ``extras["log"]`` (0-dim
+    tensors), as Isaac Lab's manager-based envs report their reward and termination terms.
     """
 
     def __init__(
@@ -46,6 +48,7 @@ class DummyVecEnv(VecEnv):
         critic_obs: bool = False,
         per_env_seed: int | None = None,
         env_id_offset: int = 0,
+        log_terms: int = 0,
     ) -> None:
         if num_obs < num_actions:
             raise ValueError(f"num_obs ({num_obs}) must be >= num_actions ({num_actions})")
@@ -55,6 +58,7 @@ class DummyVecEnv(VecEnv):
         self.cfg: dict = {}
         self.noise_std, self.action_cost, self.init_range, self.limit = noise_std, action_cost, init_range, limit
         self.critic_obs = critic_obs
+        self.log_terms = log_terms
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed)
         self.streams = (
@@ -108,4 +112,8 @@ class DummyVecEnv(VecEnv):
         time_outs = self.episode_length_buf >= self.max_episode_length
         dones = terminated | time_outs
         self._reset(dones)
-        return self.get_observations(), rewards, dones.long(), {"time_outs": time_outs, "log": {}}
+        log = {}
+        if self.log_terms and bool(dones.any()):  # Isaac Lab's `if len(reset_env_ids) > 0`: a host read
+            x = self.state.abs().mean(0)
+            log = {f"Episode_Reward/term_{i}": x[i % self.num_actions] for i in range(self.log_terms)}
+        return self.get_observations(), rewards, dones.long(), {"time_outs": time_outs, "log": log}
