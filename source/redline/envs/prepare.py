@@ -67,7 +67,8 @@ def prepare_env(request: EnvRequest, default_num_envs: int | None = None) -> Pre
 
     Sets ``scene.num_envs``, ``sim.device`` and ``seed`` of the env config, its seeding strategy, seed and env-id
     offset, and the agent config's ``device`` (both of Isaac Lab's CPU traps) and ``seed``; then checks every
-    numeric setting's range (:func:`redline.envs.checks.check_settings`).
+    numeric setting's range (:func:`redline.envs.checks.check_settings`) and, under ``physics=mujoco_cpu``, that the
+    scene needs nothing MuJoCo-C lacks (:func:`redline.physics.support.check_supported`).
     """
     task = registry.resolve_task_id(request.task)
     env_task = registry.play_twin(task) if request.play else task
@@ -90,6 +91,9 @@ def prepare_env(request: EnvRequest, default_num_envs: int | None = None) -> Pre
     agent_cfg.device = device
     agent_cfg.seed = request.seed
     check_settings(env_cfg, agent_cfg, request.overrides)  # before any simulator starts
+    from redline.physics.support import check_supported
+
+    check_supported(env_cfg, device)  # physics=mujoco_cpu: a sensor or terrain it cannot simulate
     return PreparedEnv(env_task, device, env_cfg, agent_cfg)
 
 
