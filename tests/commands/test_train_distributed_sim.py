@@ -61,6 +61,9 @@ def test_two_ranks_match_one_process_and_resume_on_one(tmp_path: Path) -> None:
     gradient_steps = 5 * 4  # epochs x minibatches: one all-reduce each, plus the rollout and normaliser gathers
     assert all(gradient_steps + 1 <= r["collectives"] <= gradient_steps + 2 for r in records), records
     assert all(r["collectives"] == 0 for r in single)
+    # each rank's own figures reach rank 0's record, with the straggler verdict (None when even)
+    assert all(len(r["ranks"]) == 2 and r["ranks"][1]["env_s"] > 0 and "straggler" in r for r in records)
+    assert all("ranks" not in r for r in single)
 
     # the checkpoint holds every rank's seeding counters: it resumes on one process with the same 64 global envs
     _redline(*TRAIN, "--num_envs", "64", "--max_iterations", "1", "--resume", two, "--log_root", tmp_path / "two")

@@ -21,6 +21,7 @@ from redline.learning.rollout import PhaseTimes
 from redline.runners.writers import Clip, log_video, open_writer
 from redline.runs.metrics import MetricsLog, warn_once
 from redline.telemetry.gpu_monitor import GpuMonitor
+from redline.telemetry.stragglers import RANK_KEYS, straggler
 from redline.telemetry.verdict import iteration_flops, layer_sizes, peak_tflops, verdict
 
 
@@ -84,6 +85,7 @@ class IterationLogger:
         self._t_start = time.perf_counter()
         self._logging_s = 0.0
         self._t_logged: float | None = None
+        self._t_iteration = (time.perf_counter(), time.process_time())  # wall and CPU clocks at the iteration's start
         self._flops = iteration_flops(
             layer_sizes(alg.actor.mlp),
             layer_sizes(alg.critic.mlp),
@@ -111,6 +113,7 @@ class IterationLogger:
         """Mark the end of the previous iteration's logging and saving (its time is charged to the next record)."""
         if self._t_logged is not None:
             self._logging_s = time.perf_counter() - self._t_logged
+        self._t_iteration = (time.perf_counter(), time.process_time())
 
     def record(
         self,
@@ -131,8 +134,6 @@ class IterationLogger:
         """
         self.env_steps += self._steps_per_iteration
         self._t_logged = time.perf_counter()
-        if self._metrics is None:
-            return
         comm_gae_s, comm_update_s = comm.gae_s, comm.update_s
         split = {
             "env_s": times["env"],
@@ -142,6 +143,9 @@ class IterationLogger:
             "allreduce_s": comm_gae_s + comm_update_s,
             "logging_s": self._logging_s,
         }
+        ranks = self._gather_ranks(split)  # a collective: every rank takes part, rank 0 keeps the figures
+        if self._metrics is None:
+            return
         gflops = self._flops / 1e9 / max(split["inference_s"] + split["gae_s"] + split["update_s"], 1e-12)
         gpu = self._monitor.read() if self._monitor is not None else {"gpu_util": None, "gpu_mem_gb": None}
         bottleneck, action = verdict(
@@ -153,7 +157,14 @@ class IterationLogger:
             gpu_util=gpu["gpu_util"],
         )
         values = torch.stack([learner[k].float().reshape(()) for k in LEARNER_KEYS] + [self.alg.action_std().mean()])
-        *learner_values, action_std = values.tolist()
+        if ranks is not None:  # the ranks' figures come back in the same host transfer as the learner's metrics
+            values = torch.cat([values, ranks.to(values.device, torch.float32).reshape(-1)])
+        read = values.tolist()
+        learner_values, action_std = read[: len(LEARNER_KEYS)], read[len(LEARNER_KEYS)]
+        flat = read[len(LEARNER_KEYS) + 1 :]  # (world_size x RANK_KEYS) in a multi-process run, else empty
+        per_rank = [
+            dict(zip(RANK_KEYS, flat[i : i + len(RANK_KEYS)], strict=True)) for i in range(0, len(flat), len(RANK_KEYS))
+        ]
         iteration_s = times["collect"] + times["update"] + self._logging_s
         record: dict[str, Any] = {
             "iteration": iteration,
@@ -175,8 +186,30 @@ class IterationLogger:
             "collectives": comm.calls,  # per iteration; 0 in a single process
             "action_std": action_std,
         }
+        if per_rank:
+            record["ranks"] = [{k: round(v, 4) for k, v in r.items()} for r in per_rank]
+            cpu_threads = torch.get_num_threads() if self._device_type == "cpu" else None  # the process's core share
+            record["straggler"] = straggler(per_rank, cpu_threads)
         record.update(zip(LEARNER_KEYS, learner_values, strict=True))
         self._metrics.write(record)
+
+    def _gather_ranks(self, split: dict[str, float]) -> torch.Tensor | None:
+        """Every rank's :data:`~redline.telemetry.stragglers.RANK_KEYS` of this iteration, ``(world_size, 6)`` on
+        the communicator's device (one all-gather; None in a single process). The update's figure includes the
+        returns (GAE)."""
+        comm = self.alg.comm
+        if not comm.distributed:
+            return None
+        wall, cpu = self._t_iteration
+        mine = [
+            split["env_s"],
+            split["inference_s"],
+            split["gae_s"] + split["update_s"],
+            split["allreduce_s"],
+            time.process_time() - cpu,
+            time.perf_counter() - wall,
+        ]
+        return comm.all_gather(torch.tensor(mine, dtype=torch.float64, device=comm.device))
 
     def videos(self, clips: Sequence[Clip], iteration: int) -> None:
         """Log training clips that finished during ``iteration`` (:func:`~redline.runners.writers.log_video`); a

@@ -15,7 +15,9 @@ the device once). The keys, the same for both learners where both have the quant
 - redline learner only: the time split ``env_s``, ``inference_s``, ``gae_s``, ``update_s``, ``allreduce_s``,
   ``logging_s`` [s]; ``learner_gflops``, ``mfu``, ``gpu_util`` [%], ``gpu_mem_gb`` [GB], ``bottleneck``,
   ``next_action``, ``precision``, ``world_size``, ``collectives``; ``kl``, ``skipped_steps``, ``clip_fraction``,
-  ``explained_variance``, ``first_ratio_dev``;
+  ``explained_variance``, ``first_ratio_dev``; in a multi-process run ``ranks`` (each rank's ``env_s``,
+  ``inference_s``, ``update_s``, ``wait_s`` inside collectives, ``cpu_s`` its process got, ``wall_s``) and
+  ``straggler`` (the rank holding the others back and why, or None; :mod:`redline.telemetry.stragglers`);
 - rsl_rl learner only: ``loss/<name>`` for its other losses.
 """
 
