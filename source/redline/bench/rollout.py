@@ -99,7 +99,8 @@ class Side:
             log_terms=shape["log_terms"],
         )
         self.env.unwrapped = self.env  # type: ignore[attr-defined]  # where a redline task's streams are found
-        self.env.episode_length_buf = torch.randint_like(self.env.episode_length_buf, high=shape["episode"])
+        lengths = torch.Generator().manual_seed(seed)  # random initial episode lengths, as both runners start
+        self.env.episode_length_buf = torch.randint(shape["episode"], (shape["num_envs"],), generator=lengths)
         self.env.step = self.clock.wrap("env", self.env.step)  # type: ignore[method-assign]
         self.obs = self.env.get_observations()
         self.parts: dict[str, Callable[..., Any]] = {}  # instrumented callables, swapped in for the split pass
