@@ -276,7 +276,8 @@ def test_bad_device_and_thread_counts_are_user_errors() -> None:
 
 def test_go1_contact_sensor_carries_its_weight() -> None:
     """Isaac Lab's contact sensor fed by MuJoCo-C: a Go1 standing (zero actions, no pushes) for 2 s rests its weight
-    on its four feet, as the sensor must report (the body hardly moves: dynamic forces ≪ 1 % of m g)."""
+    on its four feet, as the sensor must report (the body hardly moves: dynamic forces ≪ 1 % of m g); its feet
+    grip with their own randomised friction."""
     task = "Redline-Velocity-Flat-Go1"
     env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", ["physics=mujoco_cpu"])
     env_cfg.scene.num_envs = 4
@@ -294,3 +295,16 @@ def test_go1_contact_sensor_carries_its_weight() -> None:
         touching = force.norm(dim=-1) > 1.0
         assert torch.allclose(force[..., 2].sum(-1), weight, rtol=1e-2)
         assert touching[:, feet].all() and touching.sum(-1).eq(4).all()
+        # the friction randomisation takes effect: the robot's shapes outrank the ground (MuJoCo priority 1 vs 0),
+        # so each world's foot contacts use that world's randomised friction, as PhysX's "multiply" with ground 1.0
+        solver = u.sim.physics_manager._solver
+        used = []
+        for w in range(4):
+            m, d = solver._models[w], mujoco.MjData(solver._models[w])
+            mujoco.mj_setState(m, d, solver._state[w], mujoco.mjtState.mjSTATE_FULLPHYSICS)
+            mujoco.mj_forward(m, d)
+            robot_geom = d.contact.geom[: d.ncon].max(1)  # the ground is geom 0
+            assert d.ncon >= 4 and (m.geom_priority[robot_geom] > m.geom_priority[0]).all()
+            assert np.array_equal(d.contact.friction[: d.ncon, 0], m.geom_friction[robot_geom, 0])
+            used.append(float(d.contact.friction[0, 0]))
+        assert 0.6 <= min(used) < max(used) <= 1.0  # drawn per env from (0.6, 1.0), below the ground's 1.0

@@ -9,7 +9,14 @@ for Isaac Lab's actuators to set). Collision geometry is kept (boxes, spheres, c
 
 Used once to produce the USD files shipped in ``redline/assets/data``::
 
-    python -m redline.assets.mjcf_to_usd robot.xml robot.usda
+    python -m redline.assets.mjcf_to_usd robot.xml robot.usda --priority 1
+
+``--priority`` writes MuJoCo's contact priority (``mjc:priority``, which Newton passes to ``geom_priority``) on every
+collision shape. MuJoCo combines two geoms' frictions by taking the larger, unless one geom has the higher priority,
+whose friction is then used alone; Isaac Lab's terrain asks for PhysX's ``multiply`` with a ground friction of 1.0,
+whose product is the robot's own friction. A robot priority above the ground's 0 gives exactly that, so a
+friction randomisation of the robot's shapes takes effect on both MuJoCo engines (with the larger-of-two rule the
+ground's 1.0 would win every contact).
 """
 
 from __future__ import annotations
@@ -71,7 +78,7 @@ def _relative(pos_a, quat_a, pos_b, quat_b) -> tuple[np.ndarray, np.ndarray]:
     return pos, quat
 
 
-def convert(xml_path: str | Path, usd_path: str | Path, root_name: str | None = None) -> None:
+def convert(xml_path: str | Path, usd_path: str | Path, root_name: str | None = None, priority: int = 0) -> None:
     """Write ``usd_path`` (``.usda`` or ``.usdc``) from the MJCF at ``xml_path``.
 
     Body poses are taken at the MJCF's ``qpos0`` relative to the floating base, so the base sits at the origin of
@@ -107,7 +114,7 @@ def convert(xml_path: str | Path, usd_path: str | Path, root_name: str | None = 
         mass.CreateDiagonalInertiaAttr(_vec(model.body_inertia[b]))  # [kg m^2], principal axes
         mass.CreatePrincipalAxesAttr(_quat(model.body_iquat[b]))
         for g in range(model.body_geomadr[b], model.body_geomadr[b] + model.body_geomnum[b]):
-            _add_shape(stage, model, g, f"{path}/collisions")
+            _add_shape(stage, model, g, f"{path}/collisions", priority)
 
     stage.DefinePrim(f"/{name}/joints", "Scope")
     for j in range(model.njnt):
@@ -144,8 +151,8 @@ def convert(xml_path: str | Path, usd_path: str | Path, root_name: str | None = 
     stage.GetRootLayer().Save()
 
 
-def _add_shape(stage, model: mujoco.MjModel, g: int, parent: str) -> None:
-    from pxr import UsdGeom, UsdPhysics
+def _add_shape(stage, model: mujoco.MjModel, g: int, parent: str, priority: int = 0) -> None:
+    from pxr import Sdf, UsdGeom, UsdPhysics
 
     geom_name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom_{g}"
     path = f"{parent}/{geom_name}"
@@ -170,6 +177,8 @@ def _add_shape(stage, model: mujoco.MjModel, g: int, parent: str) -> None:
         raise ValueError(f"geom '{geom_name}': type {kind} is not supported (box, sphere, capsule)")
     shape.CreatePurposeAttr(UsdGeom.Tokens.guide)
     UsdPhysics.CollisionAPI.Apply(shape.GetPrim())
+    if priority:
+        shape.GetPrim().CreateAttribute("mjc:priority", Sdf.ValueTypeNames.Int).Set(priority)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -177,8 +186,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("xml", type=Path)
     parser.add_argument("usd", type=Path)
     parser.add_argument("--root_name", default=None)
+    parser.add_argument("--priority", type=int, default=0, help="MuJoCo contact priority of the collision shapes")
     args = parser.parse_args(argv)
-    convert(args.xml, args.usd, args.root_name)
+    convert(args.xml, args.usd, args.root_name, args.priority)
 
 
 if __name__ == "__main__":
