@@ -51,6 +51,32 @@ def test_fused_is_chosen_on_cuda_only() -> None:
     assert not EnvStreams("per_env", 0, 4, "cpu").fused
 
 
+def test_host_draws_equal_torch_draws_and_advance_the_same_counters() -> None:
+    """On the CPU a draw for every env goes through numpy; the words, uniforms and normals and the counters after
+    them equal the torch path's, for every count (partial blocks included), both domains, and envs in different
+    episodes (one never reset: episode -1)."""
+    host = EnvStreams("per_env", 7, 10, "cpu")
+    plain = EnvStreams("per_env", 7, 10, "cpu")
+    plain._host = None  # the torch op-by-op path
+    assert host._host is not None
+    for s in (host, plain):
+        s.begin_episode([i for i in range(1, 10) if i % 3])
+    for count in (1, 3, 8, 13):
+        for domain in Domain:
+            assert torch.equal(host.words(None, count, domain), plain.words(None, count, domain))
+            assert torch.equal(
+                host.uniform(None, (2, count), 1.0, 3.0, domain), plain.uniform(None, (2, count), 1.0, 3.0, domain)
+            )
+            assert torch.equal(host.normal(None, (count,), domain=domain), plain.normal(None, (count,), domain=domain))
+            assert torch.equal(
+                host.uniform([0, 4], (count,), domain=domain), plain.uniform([0, 4], (count,), domain=domain)
+            )
+        for s in (host, plain):
+            s.begin_episode([0, 5])
+    for key, value in plain.state_dict().items():
+        assert torch.equal(host.state_dict()[key], value), key
+
+
 @needs_cuda
 def test_cuda_fused_equals_cpu() -> None:
     """On CUDA the default is the inductor-fused kernel; its draws equal the CPU's op-by-op ones bitwise."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
-from redline.seeding.philox import philox4x32, to_unit_float
+from redline.seeding.philox import philox4x32, philox4x32_host, to_unit_float
 
 
 @pytest.mark.parametrize(
@@ -23,6 +24,18 @@ from redline.seeding.philox import philox4x32, to_unit_float
 def test_known_answers(counter: tuple, key: tuple, expected: tuple) -> None:
     assert tuple(philox4x32(torch.tensor(counter), torch.tensor(key)).tolist()) == expected
     assert tuple(philox4x32(torch.tensor(counter), key).tolist()) == expected  # host-side key schedule
+    assert tuple(philox4x32_host(np.array(counter), key).tolist()) == expected  # numpy, words in pairs
+
+
+def test_host_equals_op_by_op_on_every_bit_pattern() -> None:
+    """The numpy draw against the torch one on random counters (words up to 2^32 - 1) and keys, several shapes."""
+    g = torch.Generator().manual_seed(3)
+    for shape in [(4,), (1, 4), (37, 4), (5, 3, 4), (256, 6, 4)]:
+        counter = torch.randint(0, 2**32, shape, generator=g, dtype=torch.int64)
+        key = tuple(int(k) for k in torch.randint(0, 2**32, (2,), generator=g))
+        host = philox4x32_host(counter.numpy(), key)  # type: ignore[arg-type]
+        assert host.dtype == np.uint64 and host.shape == shape
+        assert torch.equal(torch.from_numpy(host.astype(np.int64)), philox4x32(counter, key)), shape  # type: ignore[arg-type]
 
 
 def test_batched_equals_one_by_one() -> None:

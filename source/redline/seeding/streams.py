@@ -20,10 +20,11 @@ import enum
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 
 from redline.errors import UserError
-from redline.seeding.philox import MASK32, fused_philox4x32, philox4x32, to_unit_float
+from redline.seeding.philox import MASK32, fused_philox4x32, philox4x32, philox_pairs, to_unit_float
 
 
 class Strategy(enum.StrEnum):
@@ -75,7 +76,9 @@ class EnvStreams:
         device: where draws are made and returned.
         env_id_offset: global id of this process's env 0 (sum of the env counts of lower ranks).
         fused: draw with the fused Philox kernel (:func:`~redline.seeding.philox.fused_philox4x32`, the same numbers
-            in one kernel); None: fused on CUDA, op by op elsewhere.
+            in one kernel); None: fused on CUDA, op by op elsewhere. Unfused on the CPU, a draw for every env (the
+            action noise, a task's per-step noise) runs in numpy (:func:`~redline.seeding.philox.philox_pairs`, the
+            same numbers in a tenth of the operations).
         fused_backend: the ``torch.compile`` backend of the fused draw.
     """
 
@@ -105,6 +108,14 @@ class EnvStreams:
         """Draws go through the fused Philox kernel."""
         self._fused_draw = fused_philox4x32(fused_backend) if self.fused else None
         self._key_tensor = torch.tensor(self._key, dtype=torch.long, device=self.device)  # the fused draw's key
+        self._host = None
+        if self.device.type == "cpu" and not self.fused:  # numpy views of the counters (updated in place only)
+            self._host = {
+                "ids": self.global_ids.numpy().astype(np.uint64)[:, None],
+                "episode": self.episode.numpy(),
+                Domain.ENV: self.blocks_used.numpy(),
+                Domain.POLICY: self._blocks_used_policy.numpy(),
+            }
 
     @property
     def num_envs(self) -> int:
@@ -128,6 +139,8 @@ class EnvStreams:
         """``(len(env_ids), count)`` fresh 32-bit words (int64) from each env's stream (not for ``shared``)."""
         if self.strategy is Strategy.SHARED:
             raise RuntimeError("the 'shared' strategy draws from torch's global generator, not from env streams")
+        if env_ids is None and self._host is not None:
+            return torch.from_numpy(self._host_words(count, domain).astype(np.int64))
         ids = self._ids(env_ids)
         used = self.blocks_used if domain is Domain.ENV else self._blocks_used_policy
         n_blocks = math.ceil(count / 4)
@@ -148,6 +161,32 @@ class EnvStreams:
             words = philox4x32(counter, self._key)
         return words.reshape(len(ids), -1)[:, :count]
 
+    def _host_words(self, count: int, domain: Domain) -> np.ndarray:
+        """:meth:`words` of every env in numpy: ``(num_envs, count)`` ``uint64``, the same numbers."""
+        host = self._host
+        assert host is not None
+        used = host[domain]
+        n_blocks = math.ceil(count / 4)
+        shape = (self.num_envs, n_blocks)
+        a = np.empty((2, *shape), dtype=np.uint64)  # (global env id, domain)
+        b = np.empty((2, *shape), dtype=np.uint64)  # (episode, block)
+        a[0] = host["ids"]
+        a[1] = int(domain)
+        b[0] = (host["episode"] & MASK32)[:, None]
+        b[1] = (used[:, None] + np.arange(n_blocks)) & MASK32
+        used += n_blocks
+        a, b = philox_pairs(a.reshape(2, -1), b.reshape(2, -1), self._key)
+        words = np.stack((a[0], b[0], a[1], b[1]), axis=-1)  # (num_envs * n_blocks, 4)
+        return words.reshape(self.num_envs, -1)[:, :count]
+
+    def _unit_floats(self, env_ids: Sequence[int] | torch.Tensor | None, count: int, domain: Domain) -> torch.Tensor:
+        """``(len(env_ids), count)`` float32 in [0, 1): :func:`~redline.seeding.philox.to_unit_float` of
+        :meth:`words` (in numpy too on the host path: integer shifts and an exact scaling, so the same floats)."""
+        if env_ids is None and self._host is not None:
+            words = self._host_words(count, domain)
+            return torch.from_numpy((words >> 8).astype(np.float32) * np.float32(1.0 / (1 << 24)))
+        return to_unit_float(self.words(env_ids, count, domain))
+
     def uniform(
         self,
         env_ids: Sequence[int] | torch.Tensor | None,
@@ -160,10 +199,10 @@ class EnvStreams:
 
         ``shared`` calls ``torch.rand`` exactly as Isaac Lab's ``sample_uniform`` does, so the numbers match.
         """
-        ids = self._ids(env_ids)
         if self.strategy is Strategy.SHARED:
-            return torch.rand((len(ids), *shape), device=self.device) * (high - low) + low
-        u = to_unit_float(self.words(ids, math.prod(shape), domain)).reshape(len(ids), *shape)
+            return torch.rand((len(self._ids(env_ids)), *shape), device=self.device) * (high - low) + low
+        u = self._unit_floats(env_ids, math.prod(shape), domain)
+        u = u.reshape(u.shape[0], *shape)
         return u * (high - low) + low  # low + u (high - low)
 
     def normal(
@@ -175,14 +214,13 @@ class EnvStreams:
         domain: Domain = Domain.ENV,
     ) -> torch.Tensor:
         """``(len(env_ids), *shape)`` float32 normal draws (Box-Muller on two uniforms per value)."""
-        ids = self._ids(env_ids)
         if self.strategy is Strategy.SHARED:
-            return torch.randn((len(ids), *shape), device=self.device) * std + mean
+            return torch.randn((len(self._ids(env_ids)), *shape), device=self.device) * std + mean
         k = math.prod(shape)
-        u = to_unit_float(self.words(ids, 2 * k, domain))
+        u = self._unit_floats(env_ids, 2 * k, domain)
         u1, u2 = 1.0 - u[:, :k], u[:, k:]  # u1 in (0, 1]: log(u1) is finite
         z = torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * math.pi * u2)  # Box-Muller
-        return (z * std + mean).reshape(len(ids), *shape)
+        return (z * std + mean).reshape(u.shape[0], *shape)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         """Per-env counters (by global env id), so a resumed run continues the same streams."""
