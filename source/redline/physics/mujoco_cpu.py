@@ -41,6 +41,7 @@ from newton.solvers import SolverMuJoCo
 
 from redline.errors import UserError
 from redline.host import cores_per_process
+from redline.physics import worlds
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +123,9 @@ MODEL_FIELDS = (
 )
 """The ``mjw_model`` fields Newton keeps per world (``SolverMuJoCo._expand_model_fields``) that a MuJoCo-C model
 has with the same layout; each world's ``MjModel`` takes its row (float32 values, as MuJoCo-Warp steps them)."""
+
+SAMEFRAME_FIELDS = ("body_sameframe", "geom_sameframe", "site_sameframe", "body_simple", "dof_simplenum")
+"""Flags :func:`fix_sameframe` may clear per world (a world's inertial frames decide them)."""
 
 OPTION_FIELDS = ("tolerance", "ls_tolerance", "ccd_tolerance", "density", "viscosity", "gravity", "wind", "magnetic")
 """Per-world solver options (``mjw_model.opt``) with the same meaning in ``MjModel.opt``."""
@@ -256,6 +260,8 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         self._dt = float(m.opt.timestep)
         self._template = m  # Newton's model; with sensors added when a joint-wrench sensor needs them
         self._models: list[mujoco.MjModel] = [m] * self.nworld
+        self._stepper: worlds.WorldStepper | None = None  # one model per thread when the worlds' models differ
+        self._patchable = False  # the worlds' models differ in array fields only
         self._datas: list[mujoco.MjData] = []
         self._sensordata: np.ndarray | None = None  # rollout's sensor output, (nworld, 1, nsensordata)
         self._wrench_adr: np.ndarray | None = None
@@ -291,6 +297,7 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         self.nthread = nthread
         self._datas = [mujoco.MjData(self._template) for _ in range(nthread)]  # scratch, one per thread
         self._pool = rollout.Rollout(nthread=nthread if nthread > 1 else 0)
+        self._build_stepper()
 
     ##
     # Model
@@ -419,6 +426,20 @@ class SolverMuJoCoCPU(SolverMuJoCo):
             fix_sameframe(m)
         if not varies:
             self._models = [targets[0]] * self.nworld
+        options_vary = any(where == "opt" and not (values == values[:1]).all() for where, _, values in rows)
+        self._patchable = varies and not options_vary  # solver options are a struct: worlds must share them
+        self._build_stepper()
+
+    def _build_stepper(self) -> None:
+        """Step with one model per thread, patched per world (:mod:`redline.physics.worlds`), when the worlds'
+        models differ only in array fields and the C loop is available; else rollout with the per-world models."""
+        self._stepper = None
+        if not self._patchable:
+            return
+        lib, _ = worlds.library()
+        if lib is not None:
+            fields = worlds.varying_fields(self._models, MODEL_FIELDS + SAMEFRAME_FIELDS)
+            self._stepper = worlds.WorldStepper(lib, self._models, fields, self.nthread)
 
     def _rows(self, source: Any, name: str, target: Any, where: str) -> list[tuple[Any, str, np.ndarray]]:
         """``[(where, name, values (nworld, ...))]`` when ``source.name`` is a per-world array that ``target`` has
@@ -462,6 +483,22 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         if int(bits.mjSTATE_EQ_ACTIVE) in c:
             control[:, c[int(bits.mjSTATE_EQ_ACTIVE)]] = d.eq_active.numpy()
         self._set_timestep(float(self.mjw_model.opt.timestep.numpy()[0]))
+        if self._stepper is not None:
+            sensors = self._sensordata if self._sensordata is not None else np.zeros((n, 0))
+            self._stepper.step(self._control_spec, self._state, self._control, self._next, sensors)
+        else:
+            self._rollout_step()
+        out = self._next[:, 0]
+        qpos[...] = out[:, s[int(bits.mjSTATE_QPOS)]]
+        qvel[...] = out[:, s[int(bits.mjSTATE_QVEL)]]
+        if act.size:
+            act[...] = out[:, s[int(bits.mjSTATE_ACT)]]
+        d.time.numpy()[...] = out[:, s[int(bits.mjSTATE_TIME)]].reshape(d.time.shape)
+        self._state[:, s[int(bits.mjSTATE_TIME)]] = out[:, s[int(bits.mjSTATE_TIME)]]
+
+    def _rollout_step(self) -> None:
+        """The step on ``mujoco.rollout`` with a model per world (shared while the worlds' models agree)."""
+        assert self._pool is not None
         self._pool.rollout(
             self._models,
             self._datas,
@@ -475,18 +512,12 @@ class SolverMuJoCoCPU(SolverMuJoCo):
             sensordata=self._sensordata,
             chunk_size=None,
         )
-        out = self._next[:, 0]
-        qpos[...] = out[:, s[int(bits.mjSTATE_QPOS)]]
-        qvel[...] = out[:, s[int(bits.mjSTATE_QVEL)]]
-        if act.size:
-            act[...] = out[:, s[int(bits.mjSTATE_ACT)]]
-        d.time.numpy()[...] = out[:, s[int(bits.mjSTATE_TIME)]].reshape(d.time.shape)
-        self._state[:, s[int(bits.mjSTATE_TIME)]] = out[:, s[int(bits.mjSTATE_TIME)]]
 
     def _set_timestep(self, dt: float) -> None:
         if dt == self._dt:
             return
-        for m in {id(m): m for m in self._models}.values():
+        stepping = self._stepper.models if self._stepper is not None else []
+        for m in {id(m): m for m in [*self._models, *stepping]}.values():
             m.opt.timestep = dt
         self._dt = dt
 
