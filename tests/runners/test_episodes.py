@@ -101,3 +101,24 @@ def test_random_episode_lengths_under_shared_use_torch_generator() -> None:
     randomize_episode_lengths(env)
     torch.manual_seed(0)
     assert torch.equal(env.episode_length_buf, torch.randint_like(env.episode_length_buf, high=300))
+
+
+def test_filing_in_chunks_equals_filing_at_the_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Steps are filed into the statistics at ``read`` (or every ``PENDING_STEPS`` steps, so a caller that never
+    reads keeps bounded memory): filing every 3 steps gives the same statistics as filing 40 steps at once, with
+    steps where more than HISTORY envs finish."""
+    gen = torch.Generator().manual_seed(1)
+    steps = [
+        (torch.rand(150, generator=gen), (torch.rand(150, generator=gen) < p).long())
+        for p in [0.1] * 20 + [0.9] * 3 + [0.2] * 17
+    ]
+    once, chunked = EpisodeTracker(150, "cpu"), EpisodeTracker(150, "cpu")
+    monkeypatch.setattr(chunked, "PENDING_STEPS", 3)
+    for rewards, dones in steps:
+        once.step(rewards, dones)
+        chunked.step(rewards, dones)
+        assert len(chunked._pending) < 3
+    assert len(once._pending) == 40
+    a, b = once.read(), chunked.read()
+    assert a["mean_reward"] == b["mean_reward"] and a["mean_episode_length"] == b["mean_episode_length"]
+    assert a["mean_reward_window"] == pytest.approx(b["mean_reward_window"], rel=1e-6)

@@ -18,8 +18,10 @@ HISTORY = 100
 class EpisodeTracker:
     """Running return/length per env and the episode statistics of both learners, kept on the device.
 
-    ``step`` is called every env step and only does device arithmetic; ``read`` is the one host sync per
-    iteration. Two statistics, with the same meaning for the redline and the rsl_rl learner:
+    ``step`` is called every env step and does a few device operations (add the rewards, keep a copy of the running
+    returns and lengths, zero the finished envs'); ``read`` (once per iteration) files the kept steps into the
+    statistics in one batch and is the one host sync. Two statistics, with the same meaning for the redline and the
+    rsl_rl learner:
 
     - ``mean_reward`` / ``mean_episode_length``: over the last :data:`HISTORY` finished episodes, as rsl_rl's
       ``Train/mean_reward`` (a ring buffer on the device; when more than :data:`HISTORY` finish in one step, those of
@@ -31,6 +33,9 @@ class EpisodeTracker:
         device: where the env's rewards live.
     """
 
+    PENDING_STEPS = 256
+    """Steps kept before they are filed without a ``read`` (bounds the memory of a caller that never reads)."""
+
     def __init__(self, num_envs: int, device: torch.device | str) -> None:
         self._return = torch.zeros(num_envs, device=device)  # (num_envs,) return so far of the current episode
         self._length = torch.zeros(num_envs, device=device)  # (num_envs,) steps so far of the current episode
@@ -38,29 +43,55 @@ class EpisodeTracker:
         self._history = torch.zeros(2, HISTORY + 1, device=device)  # [return; length] of the last HISTORY + a spare
         self._written = torch.zeros((), dtype=torch.long, device=device)  # episodes written to the ring so far
         self._log_sums: dict[str, torch.Tensor] = {}  # key -> [sum, count] of the env's extras["log"] values
+        self._pending: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # (finished, return, length)
+        self._pending_logs: list[Mapping[str, Any]] = []  # the env's extras["log"] of the pending steps
 
     def step(self, rewards: torch.Tensor, dones: torch.Tensor, extras: Mapping[str, Any] | None = None) -> None:
         """Add one step: ``rewards`` (num_envs,), ``dones`` (num_envs,) (terminated or truncated), and the env's
         ``extras["log"]`` means (Isaac Lab's per-episode reward terms, terminations, metrics)."""
         finished = dones.reshape(-1) > 0
-        done = finished.to(self._return.dtype)
         self._return += torch.nan_to_num(rewards.reshape(-1).to(self._return.dtype), nan=0.0)
         self._length += 1.0
-        count = finished.sum()
-        self._sums += torch.stack((done.sum(), (self._return * done).sum()))
-        # ring buffer: the k-th finished env of this step goes to slot (written + k - skipped) mod HISTORY, where the
-        # first max(count - HISTORY, 0) are skipped; every other env writes the spare slot HISTORY
-        order = torch.cumsum(finished, 0) - 1
-        skipped = (count - HISTORY).clamp(min=0)
-        slot = torch.where(finished & (order >= skipped), (self._written + order - skipped) % HISTORY, HISTORY)
-        self._history[:, slot] = torch.stack((self._return, self._length))
-        self._written += count - skipped
-        self._return *= 1.0 - done
-        self._length *= 1.0 - done
-        for key, value in ((extras or {}).get("log") or {}).items():
-            value = torch.as_tensor(value, dtype=torch.float32, device=self._sums.device).reshape(-1)
+        self._pending.append((finished, self._return.clone(), self._length.clone()))
+        self._return.masked_fill_(finished, 0.0)
+        self._length.masked_fill_(finished, 0.0)
+        log = (extras or {}).get("log")
+        if log:
+            self._pending_logs.append(log)
+        if len(self._pending) >= self.PENDING_STEPS:
+            self._file()
+
+    def _file(self) -> None:
+        """File the pending steps into the window sums, the ring buffer and the log sums, in one batch: the ring
+        ends as step-by-step writes leave it (each step's finished envs in env order, the first of a step beyond
+        :data:`HISTORY` skipped), the window's per-step sums are added in step order."""
+        if self._pending:
+            finished, returns, lengths = (torch.stack(x) for x in zip(*self._pending, strict=True))  # (S, N) each
+            self._pending.clear()
+            done = finished.to(returns.dtype)
+            for row in torch.stack((done.sum(1), (returns * done).sum(1)), dim=1):  # (S, 2), summed in step order
+                self._sums += row
+            count = finished.sum(1)  # (S,) episodes finished at each step
+            skipped = (count - HISTORY).clamp(min=0)  # per step, the first ones beyond HISTORY are never written
+            kept = count - skipped
+            order = torch.cumsum(finished, 1) - 1  # (S, N): an env's rank among its step's finished envs
+            # episode k of step s gets ring index written + (kept before step s) + k - skipped_s; only the last
+            # HISTORY indices survive (a later write to the same slot would overwrite the earlier one)
+            index = self._written + (torch.cumsum(kept, 0) - kept - skipped)[:, None] + order
+            total = self._written + kept.sum()
+            write = finished & (order >= skipped[:, None]) & (index >= total - HISTORY)
+            slot = torch.where(write, index % HISTORY, HISTORY)  # every other env writes the spare slot HISTORY
+            self._history[:, slot.reshape(-1)] = torch.stack((returns.reshape(-1), lengths.reshape(-1)))
+            self._written.copy_(total)
+        keys: dict[str, list[torch.Tensor]] = {}
+        for log in self._pending_logs:
+            for key, value in log.items():
+                keys.setdefault(key, []).append(torch.as_tensor(value, dtype=torch.float32).reshape(-1))
+        self._pending_logs.clear()
+        for key, values in keys.items():
+            flat = torch.cat([v.to(self._sums.device) for v in values])
             acc = self._log_sums.setdefault(key, torch.zeros(2, device=self._sums.device))
-            acc += torch.stack((value.sum(), torch.full((), float(value.numel()), device=acc.device)))  # no H2D copy
+            acc += torch.stack((flat.sum(), torch.full((), float(flat.numel()), device=acc.device)))  # no H2D copy
 
     def read(self, comm: Any = None) -> dict[str, float | None]:
         """``mean_reward``, ``mean_episode_length``, ``mean_reward_window`` and ``episode/<key>`` means; starts a new
@@ -71,6 +102,7 @@ class EpisodeTracker:
                 over all ranks first (every rank must call ``read``), so the means cover the last :data:`HISTORY`
                 episodes of every rank; ``episode/<key>`` stay this rank's.
         """
+        self._file()
         kept = self._written.clamp(max=HISTORY).to(self._sums.dtype)
         totals = torch.cat((self._sums, kept.reshape(1), self._history[:, :HISTORY].sum(dim=1)))
         if comm is not None and comm.distributed:
