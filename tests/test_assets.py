@@ -55,5 +55,6 @@ def test_go1_is_local_and_is_the_converted_menagerie_model(tmp_path: Path) -> No
     assert not [p for p in prims if p.GetTypeName() == "Mesh"]  # collision primitives only
     data = Path(assets.__file__).with_name("data") / "unitree_go1"
     assert (data / "LICENSE").read_text().startswith("BSD 3-Clause License")
-    convert(data / "go1.xml", tmp_path / "go1.usda", priority=1)  # the shipped USD is what the converter makes of the MJCF
+    # the shipped USD is what the converter makes of the MJCF (collision shapes at MuJoCo contact priority 1)
+    convert(data / "go1.xml", tmp_path / "go1.usda", priority=1)
     assert (tmp_path / "go1.usda").read_text() == (data / "go1.usda").read_text()
