@@ -8,16 +8,25 @@ Plain torchrun ends every failure with a traceback and a report box, and exits 1
   status (143 after SIGTERM, so a Slurm requeue hook sees the pre-emption; 128 + N for a worker killed by signal N);
 - a rendezvous that gives up (a node that never arrived, an endpoint out of reach): one line naming the
   rendezvous, its endpoint, the node count it waited for and the join timeout; exit 1;
-- the agent itself stopped by a signal: one line, exit 128 + the signal.
+- the agent itself stopped by a signal: one line, exit 128 + the signal;
+- a network partition: torchrun's agent can block for good on a rendezvous store it no longer reaches (a store
+  client whose peer vanished does not time out), after its workers ended; when every worker has been dead and
+  unreaped for :data:`STUCK_S` seconds, one line names the store and the agent exits with the first worker's status.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 PROG = "redline torchrun"
+STUCK_S = 20.0
+"""How long every worker may lie dead and unreaped (the agent no longer looks) before the agent is ended [s]."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -28,6 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from torch.distributed.elastic.rendezvous.api import RendezvousError, RendezvousTimeoutError
 
     args = torchrun.parse_args(list(sys.argv[1:] if argv is None else argv))
+    threading.Thread(target=_watch_workers, args=(args.rdzv_endpoint,), daemon=True).start()
     try:
         torchrun.run(args)
     except ChildFailedError as exc:
@@ -52,6 +62,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"stopped by {signal.Signals(exc.sigval).name}; the workers were asked to stop too")
         return 128 + int(exc.sigval)
     return 0
+
+
+def _watch_workers(endpoint: str, poll_s: float = 1.0) -> None:
+    """End this process when all its workers have been dead but unreaped for :data:`STUCK_S` (see the module)."""
+    stuck_since = None
+    while True:
+        time.sleep(poll_s)
+        workers = _children()
+        dead = [status for status in workers.values() if status is not None]
+        if not workers or len(dead) < len(workers):
+            stuck_since = None
+            continue
+        stuck_since = stuck_since or time.monotonic()
+        if time.monotonic() - stuck_since >= STUCK_S:
+            _say(
+                f"the workers ended (status {dead[0]}) but torchrun's agent has not looked for {STUCK_S:g} s: it is "
+                f"blocked on the rendezvous store at {endpoint}, out of reach (a network partition?); exiting"
+            )
+            os._exit(dead[0] or 1)
+
+
+def _children() -> dict[int, int | None]:
+    """This process's children: pid -> exit status if it is a zombie (128 + N if killed by signal N), else None."""
+    found: dict[int, int | None] = {}
+    for task in Path(f"/proc/{os.getpid()}/task").glob("*"):
+        try:
+            pids = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for pid in map(int, pids):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] == "Z":
+                wait_status = int(fields[-1])  # the exit_code field: a wait(2) status
+                found[pid] = 128 + (wait_status & 0x7F) if wait_status & 0x7F else wait_status >> 8
+            else:
+                found[pid] = None
+    return found
 
 
 def _rdzv_conf(text: str) -> dict[str, str]:

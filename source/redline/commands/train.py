@@ -15,7 +15,6 @@ from redline.envs import memory
 from redline.envs.memory import ranks_on_host
 from redline.envs.prepare import EnvRequest, PreparedEnv, physics_overrides, prepare_env
 from redline.errors import ExpectedExit, OutputError, UserError
-from redline.host import usable_cores
 from redline.learning.limits import check_rollout
 from redline.learning.precision import PRECISIONS
 from redline.runners.stop import STARTUP, Stopped, StopRequest
@@ -177,20 +176,6 @@ def check_launch(opts: TrainOptions) -> None:
         resolve_checkpoint(opts.resume, opts.log_root / prepared.agent_cfg.experiment_name)
 
 
-def auto_arrangement(opts: TrainOptions) -> tuple[int, int] | None:
-    """``(processes, envs per process)`` that fill this host's cores for a run given without ``--nproc``, or None
-    for one process: a GPU run, the rsl_rl learner (its multi-process path needs NCCL), or an env count that does not
-    split (:func:`redline.commands.launch.auto_nproc`). ``opts.num_envs`` (or the task's default) is the total."""
-    if opts.learner != "redline" or opts.distributed or opts.nproc is not None:
-        return None
-    prepared = prepare(opts)  # validates the options once, in this process, before any rank starts
-    if prepared.device != "cpu":
-        return None
-    total = prepared.env_cfg.scene.num_envs
-    nproc = distributed.auto_nproc(total, usable_cores())
-    return None if nproc == 1 else (nproc, total // nproc)
-
-
 def train(opts: TrainOptions, stop: StopRequest | None = None) -> Path | None:
     """Train and return the run folder (checkpoints, ``params/``, ``metrics.jsonl``, TensorBoard events); None on
     ranks other than 0 of a multi-process run (they write no files).
@@ -271,7 +256,7 @@ def _mark_elastic(run_dir: Path, plan: ResumePlan, ctx: DistContext | None, star
         return
     if plan.run_dir is not None:
         elastic.trim_metrics(run_dir, start)
-        print(f"[redline] torchrun restart {attempt.restart}: continuing {run_dir} after iteration {start}", flush=True)
+        print(f"[redline] torchrun restarted the workers: continuing {run_dir} after iteration {start}", flush=True)
         return
     try:
         elastic.write_marker(run_dir, attempt.run_id, start + iterations)

@@ -44,11 +44,18 @@ def plan_resume(spec: str | None, experiment_dir: Path, ctx: DistContext | None)
     Raises:
         UserError: ``spec`` names no readable checkpoint (on every rank, with the same message).
     """
-    attempt = elastic.Attempt.from_environ() if ctx is not None else None
     if ctx is None:
         return ResumePlan(None if spec is None else resolve_checkpoint(spec, experiment_dir))
+    import torch
     import torch.distributed as dist
 
+    attempt = elastic.Attempt.from_environ()
+    if attempt is not None:
+        # a restart on any node restarts every node, but only the agents that saw a worker fail count it (the
+        # others restart for the changed membership): the highest count is the job's
+        count = torch.tensor([attempt.restart], device=ctx.device)
+        dist.all_reduce(count, op=dist.ReduceOp.MAX)
+        attempt = dataclasses.replace(attempt, restart=int(count.item()))
     answer: list[Any] = [None]
     if ctx.rank == 0:
         try:

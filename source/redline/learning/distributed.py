@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import functools
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -167,16 +168,26 @@ def lost_ranks(rank: int, world_size: int, wait_s: float = 5.0) -> list[int] | N
 
     Every rank that sees a collective fail posts ``redline/alive/<rank>`` on the process group's store and waits
     for the others' keys; those that never post are the lost ones. Returns None when the store itself is out of
-    reach within ``wait_s`` (it died with the process that hosted it, or a network partition cut this node off).
+    reach (it died with the process that hosted it, or a network partition cut this node off): a store client
+    whose peer vanished can block past its own timeout, so the check-in runs in a daemon thread given ``wait_s`` +
+    1 s in all.
     """
+    answer: list[list[int] | None] = [None]
+    checker = threading.Thread(target=_check_in, args=(rank, world_size, wait_s, answer), daemon=True)
+    checker.start()
+    checker.join(wait_s + 1.0)
+    return None if checker.is_alive() else answer[0]
+
+
+def _check_in(rank: int, world_size: int, wait_s: float, answer: list[list[int] | None]) -> None:
+    """:func:`lost_ranks`'s store traffic; leaves its result in ``answer[0]`` (None: the store is unreachable)."""
     try:
         from torch.distributed import distributed_c10d
 
         store = distributed_c10d._get_default_store()
-        store.set_timeout(datetime.timedelta(seconds=wait_s))  # a partitioned store must not block for minutes
         store.set(f"redline/alive/{rank}", "1")
     except Exception:
-        return None
+        return
     deadline = time.monotonic() + wait_s
     lost = []
     for other in range(world_size):
@@ -187,4 +198,4 @@ def lost_ranks(rank: int, world_size: int, wait_s: float = 5.0) -> list[int] | N
             store.wait([f"redline/alive/{other}"], datetime.timedelta(seconds=remaining))
         except Exception:
             lost.append(other)
-    return lost
+    answer[0] = lost
