@@ -15,6 +15,7 @@ from redline.envs import memory
 from redline.envs.memory import ranks_on_host
 from redline.envs.prepare import EnvRequest, PreparedEnv, physics_overrides, prepare_env
 from redline.errors import ExpectedExit, OutputError, UserError
+from redline.host import usable_cores
 from redline.learning.limits import check_rollout
 from redline.learning.precision import PRECISIONS
 from redline.runners.stop import STARTUP, Stopped, StopRequest
@@ -174,6 +175,20 @@ def check_launch(opts: TrainOptions) -> None:
     _learner_cfg(opts, prepared.agent_cfg)
     if opts.resume is not None:
         resolve_checkpoint(opts.resume, opts.log_root / prepared.agent_cfg.experiment_name)
+
+
+def auto_arrangement(opts: TrainOptions) -> tuple[int, int] | None:
+    """``(processes, envs per process)`` that fill this host's cores for a run given without ``--nproc``, or None
+    for one process: a GPU run, the rsl_rl learner (its multi-process path needs NCCL), or an env count that does not
+    split (:func:`redline.commands.launch.auto_nproc`). ``opts.num_envs`` (or the task's default) is the total."""
+    if opts.learner != "redline" or opts.distributed or opts.nproc is not None:
+        return None
+    prepared = prepare(opts)  # validates the options once, in this process, before any rank starts
+    if prepared.device != "cpu":
+        return None
+    total = prepared.env_cfg.scene.num_envs
+    nproc = distributed.auto_nproc(total, usable_cores())
+    return None if nproc == 1 else (nproc, total // nproc)
 
 
 def train(opts: TrainOptions, stop: StopRequest | None = None) -> Path | None:
