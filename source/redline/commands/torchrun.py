@@ -9,6 +9,9 @@ Plain torchrun ends every failure with a traceback and a report box, and exits 1
 - a rendezvous that gives up (a node that never arrived, an endpoint out of reach): one line naming the
   rendezvous, its endpoint, the node count it waited for and the join timeout; exit 1;
 - the agent itself stopped by a signal: one line, exit 128 + the signal;
+- an elastic restart: the agents share one store server for all rounds of a job by default, so a restarted worker
+  can read the address a dead worker of the previous round published there and fail to connect; here every round's
+  workers get a fresh store (``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``, unless set otherwise);
 - a network partition: torchrun's agent can block for good on a rendezvous store it no longer reaches (a store
   client whose peer vanished does not time out), after its workers ended; when every worker has been dead and
   unreaped for :data:`STUCK_S` seconds, one line names the store and the agent exits with the first worker's status.
@@ -36,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.elastic.rendezvous.api import RendezvousError, RendezvousTimeoutError
 
+    os.environ.setdefault("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1")  # a fresh worker store per round (docstring)
     args = torchrun.parse_args(list(sys.argv[1:] if argv is None else argv))
     threading.Thread(target=_watch_workers, args=(args.rdzv_endpoint,), daemon=True).start()
     try:
