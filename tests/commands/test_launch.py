@@ -22,10 +22,10 @@ def test_nproc_becomes_a_standalone_torchrun_of_the_same_command() -> None:
 
 @pytest.mark.parametrize(
     ("total", "cores", "expected"),
-    [(1024, 2, 2), (256, 2, 2), (64, 2, 2), (62, 2, 1), (63, 2, 1), (1024, 1, 1), (96, 4, 3), (1024, 16, 16)],
+    [(1024, 2, 2), (512, 2, 2), (256, 2, 1), (64, 2, 1), (1023, 2, 1), (1024, 1, 1), (768, 4, 3), (4096, 16, 16)],
 )
 def test_the_cores_are_filled_with_an_even_split_of_enough_envs(total: int, cores: int, expected: int) -> None:
-    """One process per core when the envs split evenly with >= MIN_ENVS_PER_RANK (32) each; else fewer."""
+    """One process per core when the envs split evenly with >= MIN_ENVS_PER_RANK (256) each; else fewer."""
     assert auto_nproc(total, cores) == expected
 
 

@@ -41,22 +41,22 @@ def _params(path: Path) -> torch.Tensor:
 
 
 def test_two_ranks_match_one_process_and_resume_on_one(tmp_path: Path) -> None:
-    """3 iterations of Redline-Cartpole, per-env seeding, fp32: the default command with 64 envs on 2 cores (2 gloo
-    ranks x 32 envs, arranged by itself) and 1 process x 64 envs (``--nproc 1``) end with the same weights (1e-5
+    """3 iterations of Redline-Cartpole, per-env seeding, fp32: the default command with 512 envs on 2 cores (2 gloo
+    ranks x 256 envs, arranged by itself) and 1 process x 512 envs (``--nproc 1``) end with the same weights (1e-5
     relative); rank 0 logs global figures; the 2-rank checkpoint resumes on 1 process."""
-    common = [*TRAIN, "--max_iterations", "3", "--seeding", "per_env", "--precision", "fp32", "--num_envs", "64"]
+    common = [*TRAIN, "--max_iterations", "3", "--seeding", "per_env", "--precision", "fp32", "--num_envs", "512"]
     automatic = {k: v for k, v in os.environ.items() if k != "REDLINE_NPROC"}  # the default: fill the cores
-    two_ranks = [] if len(os.sched_getaffinity(0)) == 2 else ["--nproc", "2", "--num_envs", "32"]  # other hosts
+    two_ranks = [] if len(os.sched_getaffinity(0)) == 2 else ["--nproc", "2", "--num_envs", "256"]  # other hosts
     arranged = _redline(*common, *two_ranks, "--log_root", tmp_path / "two", environ=automatic)
     if not two_ranks:
-        assert "2 processes x 32 envs" in arranged.stderr
+        assert "2 processes x 256 envs" in arranged.stderr
     _redline(*common, "--nproc", "1", "--log_root", tmp_path / "one")
     two, one = _run_dir(tmp_path / "two"), _run_dir(tmp_path / "one")
     ref = _params(one / "model_2.pt")
     assert (_params(two / "model_2.pt") - ref).abs().max() <= 1e-5 * ref.abs().max()
 
     records, single = _records(two), _records(one)
-    assert [r["env_steps"] for r in records] == [r["env_steps"] for r in single]  # global steps, 64 envs
+    assert [r["env_steps"] for r in records] == [r["env_steps"] for r in single]  # global steps, 512 envs
     assert all(r["world_size"] == 2 and r["allreduce_s"] > 0 for r in records)
     gradient_steps = 5 * 4  # epochs x minibatches: one all-reduce each, plus the rollout and normaliser gathers
     assert all(gradient_steps + 1 <= r["collectives"] <= gradient_steps + 2 for r in records), records
@@ -65,8 +65,8 @@ def test_two_ranks_match_one_process_and_resume_on_one(tmp_path: Path) -> None:
     assert all(len(r["ranks"]) == 2 and r["ranks"][1]["env_s"] > 0 and "straggler" in r for r in records)
     assert all("ranks" not in r for r in single)
 
-    # the checkpoint holds every rank's seeding counters: it resumes on one process with the same 64 global envs
-    _redline(*TRAIN, "--num_envs", "64", "--max_iterations", "1", "--resume", two, "--log_root", tmp_path / "two")
+    # the checkpoint holds every rank's seeding counters: it resumes on one process with the same 512 global envs
+    _redline(*TRAIN, "--num_envs", "512", "--max_iterations", "1", "--resume", two, "--log_root", tmp_path / "two")
     resumed = [d for d in (tmp_path / "two" / "redline_cartpole").iterdir() if d != two]
     assert [r["iteration"] for r in _records(resumed[0])] == [3]
 
