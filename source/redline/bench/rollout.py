@@ -155,15 +155,18 @@ class RedlineSide(Side):
         return self.clock("returns") if phase == "gae" else contextlib.nullcontext()
 
     def instrument(self) -> None:
-        """Time the parts: the noise draw, the storage writes, the normalisers, the tracker."""
+        """Time the parts: the noise draw, the storage writes, the normalisers, the tracker. (The eager policy pass
+        writes its outputs into the storage as it computes them: only the env's response counts as ``storage``.)"""
         alg, clock = self.alg, self.clock
         assert alg.action_noise is not None
         alg.action_noise = clock.wrap("noise", alg.action_noise)
+        alg.process_env_step = clock.wrap("storage", alg.process_env_step)  # type: ignore[method-assign]
         st = alg.storage
         st.record_policy = clock.wrap("storage", st.record_policy)  # type: ignore[method-assign]
-        st.record_env = clock.wrap("storage", st.record_env)  # type: ignore[method-assign]
         self.tracker.step = clock.wrap("bookkeeping", self.tracker.step)  # type: ignore[method-assign]
         _time_normalisers(clock, alg.actor, alg.critic)
+        if alg._eager_pass is not None:
+            alg._eager_pass.normalise = clock.wrap("normaliser", alg._eager_pass.normalise)  # type: ignore[method-assign]
 
 
 class RslRlSide(Side):

@@ -73,8 +73,15 @@ class PrecisionNet:
 
     def __call__(self, obs: TensorDict) -> torch.Tensor:
         """Head output, fp32, shape ``(B, out_dim)``."""
-        latent = self.model.get_latent(obs).float()  # concatenated groups, normalised in fp32
-        return self.precision.mlp_forward(self.body, self.head, latent)
+        return self.precision.mlp_forward(self.body, self.head, self.latent(obs))
+
+    def latent(self, obs: TensorDict) -> torch.Tensor:
+        """The model's input, fp32 ``(B, obs_dim)``: its groups concatenated (a single group as it is, not copied),
+        then normalised, as ``MLPModel.get_latent``."""
+        groups = self.model.obs_groups
+        x = obs[groups[0]] if len(groups) == 1 else torch.cat([obs[g] for g in groups], dim=-1)
+        x = self.model.obs_normalizer(x)
+        return x if x.dtype == torch.float32 else x.float()
 
 
 def _in_place_activations(layers: list[nn.Module]) -> tuple[nn.Module, ...]:

@@ -32,6 +32,7 @@ from redline.learning.losses import entropy_bonus, explained_variance, surrogate
 from redline.learning.models import PrecisionNet, build_actor, build_critic, obs_groups_of, update_obs_normalizer
 from redline.learning.moments import batch_moments, merge_moments, variance
 from redline.learning.optim import FlatAdam, adaptive_lr
+from redline.learning.policy_pass import EagerPolicyPass
 from redline.learning.precision import Precision
 from redline.learning.storage import RolloutStorage
 from redline.learning.value_norm import ValueNormalizer
@@ -122,6 +123,10 @@ class PPO:
         self.capture_plan = capture.resolve(cfg.capture, self.device, self.comm.distributed, cfg.capture_backend)
         """How :meth:`act`'s policy pass and each gradient step run (:mod:`redline.learning.capture`)."""
         self._policy_step = capture.wrap(self._policy, self.capture_plan, "policy inference")
+        self._eager_pass = None
+        """The eager rollout's lean policy pass (:mod:`redline.learning.policy_pass`), where it applies."""
+        if not self.capture_plan.active and EagerPolicyPass.applies(self._actor_net, self._critic_net):
+            self._eager_pass = EagerPolicyPass(self._actor_net, self._critic_net, self.value_normalizer, self.storage)
         self._train_step = capture.wrap(self._gradient_step, self.capture_plan, "gradient step")
         self._explained_variance = torch.zeros((), device=self.device)
         self._mean_reward = torch.zeros((), device=self.device)
@@ -181,8 +186,14 @@ class PPO:
             shape = (int(obs.batch_size[0]), self.num_actions)
             noise = torch.randn(shape, generator=self.noise_generator, device=self.device, dtype=torch.float32)
         else:
-            noise = self.action_noise().to(self.device)
-        return self._act_with_noise({g: obs[g] for g in self._obs_groups}, noise)
+            noise = self.action_noise()
+            noise = noise if noise.device == self.device else noise.to(self.device)
+        groups = {g: obs[g] for g in self._obs_groups}
+        if self._eager_pass is not None:
+            if self.storage.step == 0:  # the std and the normalisers stay as they are for the whole rollout
+                self._eager_pass.begin_rollout(self.action_std())
+            return self._eager_pass(groups, noise)
+        return self._act_with_noise(groups, noise)
 
     def _act_with_noise(self, obs: Mapping[str, torch.Tensor], noise: torch.Tensor) -> torch.Tensor:
         """:meth:`act` after the noise draw: the (captured) policy pass, then the storage write.
@@ -225,14 +236,22 @@ class PPO:
                 (Isaac Lab cannot tell a step that both terminated and timed out from a time-out: such a step
                 bootstraps, as in rsl_rl.)
         """
-        done = dones.to(self.device, torch.bool).reshape(-1)
+        slot = self.storage.slot()
+        done = self._flat(dones) != 0
         time_outs = extras.get("time_outs")
-        truncated = (
-            time_outs.to(self.device, torch.bool).reshape(-1) & done
-            if time_outs is not None
-            else torch.zeros_like(done)
-        )
-        self.storage.record_env(rewards.to(self.device, torch.float32).reshape(-1), done & ~truncated, truncated)
+        if time_outs is not None:
+            torch.logical_and(self._flat(time_outs), done, out=slot["truncated"])
+            torch.gt(done, slot["truncated"], out=slot["terminated"])  # done and not truncated
+        else:
+            slot["truncated"].zero_()
+            slot["terminated"].copy_(done)
+        slot["rewards"].copy_(self._flat(rewards))  # in the storage's fp32
+        self.storage.advance()
+
+    def _flat(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` on the learner's device as a vector (no op where it already is one)."""
+        x = x if x.device == self.device else x.to(self.device)
+        return x if x.dim() == 1 else x.reshape(-1)
 
     @torch.no_grad()
     def compute_returns(self, last_obs: TensorDict) -> None:

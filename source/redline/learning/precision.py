@@ -81,7 +81,7 @@ class Precision:
             for layer in body:
                 x = layer(x)
         # fp32 head: cast the (possibly bf16) hidden activation up and run the last Linear outside any autocast
-        x = x.float()
+        x = x if x.dtype == torch.float32 else x.float()
         if torch.is_autocast_enabled(x.device.type):  # a caller wrapped us in autocast: the head still stays fp32
             with torch.autocast(device_type=x.device.type, enabled=False):
                 return head(x)

@@ -76,9 +76,10 @@ class RolloutStorage:
         """The same storage viewed as batch ``[T * N]`` (leaves are views, no copy)."""
         self.train_view = self.flat.exclude("rewards", "terminated", "truncated")
         """:attr:`flat` without the keys the loss does not read, so indexing a minibatch gathers only what it uses."""
-        self._obs = {g: self.data["obs", g] for g in groups}  # direct leaf handles: one copy_ per write
         self._policy_keys = ("actions", "action_mean", "action_std", "log_probs", "values")
-        self._leaves = {k: self.data[k] for k in (*self._policy_keys, "rewards", "terminated", "truncated")}
+        leaves = {k: self.data[k] for k in (*self._policy_keys, "rewards", "terminated", "truncated")}
+        leaves |= {f"obs/{g}": self.data["obs", g] for g in groups}
+        self._slots = [{k: leaf[t] for k, leaf in leaves.items()} for t in range(num_steps)]  # views, made once
         self.step = 0
         """Index of the env step being recorded (0..T); the rollout is complete at T."""
 
@@ -92,23 +93,33 @@ class RolloutStorage:
         """All T steps of the rollout have been recorded."""
         return self.step == self.num_steps
 
+    def slot(self) -> dict[str, torch.Tensor]:
+        """The current step's views into the storage, keyed by leaf (``obs/<group>`` for the observations): write
+        them in place (``copy_``, or a result's ``out=``), then :meth:`advance`."""
+        if self.step >= self.num_steps:
+            raise RuntimeError(f"rollout storage is full ({self.num_steps} steps); call clear() after the update")
+        return self._slots[self.step]
+
     def record_policy(self, obs: TensorDict | Mapping[str, torch.Tensor], **fields: torch.Tensor) -> None:
         """Write the observation and the policy outputs of the current step (``actions``, ``action_mean``,
         ``action_std``, ``log_probs``, ``values``), in place."""
-        if self.step >= self.num_steps:
-            raise RuntimeError(f"rollout storage is full ({self.num_steps} steps); call clear() after the update")
-        t = self.step
-        for group, buf in self._obs.items():
-            buf[t].copy_(obs[group])
+        slot = self.slot()
+        for key, view in slot.items():
+            if key.startswith("obs/"):
+                view.copy_(obs[key[4:]])
         for key in self._policy_keys:
-            self._leaves[key][t].copy_(fields[key])
+            slot[key].copy_(fields[key])
 
     def record_env(self, rewards: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor) -> None:
         """Write the env's response to the current step and advance to the next step."""
-        t = self.step
-        self._leaves["rewards"][t].copy_(rewards)
-        self._leaves["terminated"][t].copy_(terminated)
-        self._leaves["truncated"][t].copy_(truncated)
+        slot = self._slots[self.step]
+        slot["rewards"].copy_(rewards)
+        slot["terminated"].copy_(terminated)
+        slot["truncated"].copy_(truncated)
+        self.advance()
+
+    def advance(self) -> None:
+        """The current step is written: move to the next."""
         self.step += 1
 
     def clear(self) -> None:

@@ -49,8 +49,10 @@ class EpisodeTracker:
     def step(self, rewards: torch.Tensor, dones: torch.Tensor, extras: Mapping[str, Any] | None = None) -> None:
         """Add one step: ``rewards`` (num_envs,), ``dones`` (num_envs,) (terminated or truncated), and the env's
         ``extras["log"]`` means (Isaac Lab's per-episode reward terms, terminations, metrics)."""
-        finished = dones.reshape(-1) > 0
-        self._return += torch.nan_to_num(rewards.reshape(-1).to(self._return.dtype), nan=0.0)
+        finished = (dones if dones.dim() == 1 else dones.reshape(-1)) > 0
+        rewards = rewards if rewards.dim() == 1 else rewards.reshape(-1)
+        rewards = rewards if rewards.dtype == self._return.dtype else rewards.to(self._return.dtype)
+        self._return += torch.nan_to_num(rewards, nan=0.0)
         self._length += 1.0
         self._pending.append((finished, self._return.clone(), self._length.clone()))
         self._return.masked_fill_(finished, 0.0)

@@ -183,9 +183,13 @@ class EnvStreams:
         """``(len(env_ids), count)`` float32 in [0, 1): :func:`~redline.seeding.philox.to_unit_float` of
         :meth:`words` (in numpy too on the host path: integer shifts and an exact scaling, so the same floats)."""
         if env_ids is None and self._host is not None:
-            words = self._host_words(count, domain)
-            return torch.from_numpy((words >> 8).astype(np.float32) * np.float32(1.0 / (1 << 24)))
+            return torch.from_numpy(self._host_unit_floats(count, domain))
         return to_unit_float(self.words(env_ids, count, domain))
+
+    def _host_unit_floats(self, count: int, domain: Domain) -> np.ndarray:
+        """:func:`~redline.seeding.philox.to_unit_float` of :meth:`_host_words` in numpy (integer shifts and an
+        exact scaling: the same float32 values)."""
+        return (self._host_words(count, domain) >> 8).astype(np.float32) * np.float32(1.0 / (1 << 24))
 
     def uniform(
         self,
@@ -217,10 +221,20 @@ class EnvStreams:
         if self.strategy is Strategy.SHARED:
             return torch.randn((len(self._ids(env_ids)), *shape), device=self.device) * std + mean
         k = math.prod(shape)
-        u = self._unit_floats(env_ids, 2 * k, domain)
-        u1, u2 = 1.0 - u[:, :k], u[:, k:]  # u1 in (0, 1]: log(u1) is finite
+        if env_ids is None and self._host is not None:  # 1 - u and the halves in numpy too (exact)
+            unit = self._host_unit_floats(2 * k, domain)
+            u1, u2 = torch.from_numpy(1.0 - unit[:, :k]), torch.from_numpy(unit[:, k:])
+        else:
+            u = self._unit_floats(env_ids, 2 * k, domain)
+            u1, u2 = 1.0 - u[:, :k], u[:, k:]  # u1 in (0, 1]: log(u1) is finite
         z = torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * math.pi * u2)  # Box-Muller
-        return (z * std + mean).reshape(u.shape[0], *shape)
+        # z * 1 + 0 is z + 0 (which turns -0 into +0): one op fewer for the standard normal
+        z = (
+            z + 0.0
+            if isinstance(std, float) and std == 1.0 and isinstance(mean, float) and mean == 0.0
+            else z * std + mean
+        )
+        return z if z.shape[1:] == shape else z.reshape(z.shape[0], *shape)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         """Per-env counters (by global env id), so a resumed run continues the same streams."""
