@@ -111,7 +111,7 @@ class EnvStreams:
         self._host = None
         if self.device.type == "cpu" and not self.fused:  # numpy views of the counters (updated in place only)
             self._host = {
-                "ids": self.global_ids.numpy().astype(np.uint64)[:, None],
+                "ids": (self.global_ids.numpy() & MASK32).astype(np.uint32)[:, None],
                 "episode": self.episode.numpy(),
                 Domain.ENV: self.blocks_used.numpy(),
                 Domain.POLICY: self._blocks_used_policy.numpy(),
@@ -162,14 +162,14 @@ class EnvStreams:
         return words.reshape(len(ids), -1)[:, :count]
 
     def _host_words(self, count: int, domain: Domain) -> np.ndarray:
-        """:meth:`words` of every env in numpy: ``(num_envs, count)`` ``uint64``, the same numbers."""
+        """:meth:`words` of every env in numpy: ``(num_envs, count)`` ``uint32``, the same numbers."""
         host = self._host
         assert host is not None
         used = host[domain]
         n_blocks = math.ceil(count / 4)
         shape = (self.num_envs, n_blocks)
-        a = np.empty((2, *shape), dtype=np.uint64)  # (global env id, domain)
-        b = np.empty((2, *shape), dtype=np.uint64)  # (episode, block)
+        a = np.empty((2, *shape), dtype=np.uint32)  # (global env id, domain)
+        b = np.empty((2, *shape), dtype=np.uint32)  # (episode, block)
         a[0] = host["ids"]
         a[1] = int(domain)
         b[0] = (host["episode"] & MASK32)[:, None]
