@@ -6,7 +6,7 @@ Runs Redline-Cartpole with the same global env count three ways — 1 node x 2 r
 2 nodes x 1 rank (tests/multinode/netns.py) for each ``--delay_ms`` (netem delay added on both ends of the link, so a
 round trip gains twice it) — and prints, over the iterations after the first two (warm-up), the median iteration
 time, the time inside collectives and the collective count per iteration, and the env steps per second. Needs root
-and iproute2 (``tc`` for a delay).
+and iproute2 (``tc`` and the kernel's netem for a delay; this VM's kernel has no netem).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def main() -> None:
         root = Path(tmp)
         one = root / "one_node"
         subprocess.run([sys.executable, "-m", "redline.cli", *common, "--nproc", "2", "--log_root", one], check=True)
-        rows.append(_summary(one, "1 node x 2 ranks (loopback)"))
+        _show(rows, _summary(one, "1 node x 2 ranks (loopback)"))
         for delay in args.delay_ms:
             cluster = Cluster()
             try:
@@ -60,7 +60,8 @@ def main() -> None:
                 if delay > 0:
                     for node in (a, b):
                         netem = ["tc", "qdisc", "add", "dev", node.ifname, "root", "netem", "delay", f"{delay}ms"]
-                        subprocess.run(["ip", "netns", "exec", node.netns, *netem], check=True)
+                        if subprocess.run(["ip", "netns", "exec", node.netns, *netem]).returncode != 0:
+                            sys.exit("figures: `tc qdisc ... netem` failed (no sch_netem in this kernel?)")
                 logs = root / f"two_nodes_{delay:g}"
                 run_args = [*common, "--log_root", logs]
                 procs = [
@@ -69,11 +70,16 @@ def main() -> None:
                 ]
                 if wait_all(procs, 1800) != [0, 0]:
                     sys.exit((root / f"a{delay:g}.log").read_text()[-3000:])
-                rows.append(_summary(logs, f"2 nodes x 1 rank (veth, +{delay:g} ms each way)"))
+                _show(rows, _summary(logs, f"2 nodes x 1 rank (veth, +{delay:g} ms each way)"))
             finally:
                 cluster.close()
-    for row in rows:
-        print(json.dumps(row))
+    print("\n".join(json.dumps(row) for row in rows), flush=True)  # together at the end, after the runs' output
+
+
+def _show(rows: list[dict[str, float | str]], row: dict[str, float | str]) -> None:
+    """Keep ``row`` and print it now (a later failure, e.g. a kernel without netem, does not lose it)."""
+    rows.append(row)
+    print(json.dumps(row), file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
