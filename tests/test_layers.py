@@ -20,7 +20,7 @@ SOURCE = Path(redline.__file__).parent
 
 LAYERS = {
     # package: (third-party packages it may import, redline packages it may import)
-    "seeding": ({"torch"}, {"errors", "seeding"}),
+    "seeding": ({"torch", "numpy"}, {"errors", "seeding"}),  # numpy: the host Philox path
     "learning": ({"torch", "tensordict", "rsl_rl"}, {"errors", "seeding", "learning"}),
     "runs": ({"torch", "rich"}, {"errors", "runs"}),
     "telemetry": ({"torch", "pynvml"}, {"errors", "telemetry"}),
