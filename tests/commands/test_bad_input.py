@@ -170,7 +170,7 @@ OTHER = [
     (["report", "{missing}"], "no metrics.jsonl"),
     (["report", "{run}", "--out", "{file}"], "--out: '{file}' is a file, not a folder"),
     (["bench", "learner", "--iterations", "0"], "--iterations: must be a positive integer"),
-    (["bench", "learner", "--shape", "huge"], "invalid choice: 'huge'"),
+    (["bench", "learner", "--shape", "huge"], "--shape: 'huge' (valid: legged, tiny"),
     (["bench", "env"], "the following arguments are required: --task"),
     (["bench", "physics", "--device", "cuda"], "--device: bench physics compares CPU physics backends (valid: cpu)"),
 ]
