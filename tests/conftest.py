@@ -7,6 +7,20 @@ import socket
 import pytest
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--extended", action="store_true", help="also run the tests marked extended (minutes each)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``extended`` are skipped, with the reason, unless ``--extended`` is given."""
+    if config.getoption("--extended"):
+        return
+    skip = pytest.mark.skip(reason="extended (minutes; outside CI's budget): run with --extended")
+    for item in items:
+        if "extended" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _session_environment(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Build the assets into a fresh folder, so tests prove they are made offline from installed packages; one

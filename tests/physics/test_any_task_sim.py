@@ -44,6 +44,7 @@ def test_isaaclab_train_runs_a_stock_task_on_mujoco_cpu(tmp_path: Path) -> None:
     assert "use_mujoco_contacts: true" in env_yaml
 
 
+@pytest.mark.extended  # ~2 min on 2 loaded cores; Redline-Cartpole's parity test runs in CI
 def test_stock_cartpole_matches_mujoco_warp() -> None:
     # as for Redline-Cartpole (tests/physics/test_mujoco_cpu_sim.py): both engines run MuJoCo's algorithms on the same
     # model; float64 vs float32 and a cold warm start leave ~1e-7 per step, which the inverted pole grows to a few
