@@ -46,7 +46,10 @@ def _play_until_running(args: list[str], cwd: Path, timeout_s: float = 600) -> s
     return text
 
 
-@pytest.mark.parametrize("task", ["Redline-Cartpole", "Isaac-Cartpole-Direct"])
+@pytest.mark.parametrize(
+    "task",
+    [pytest.param("Redline-Cartpole", marks=pytest.mark.extended), "Isaac-Cartpole-Direct"],  # ~2 min each in CI
+)
 def test_stock_train_and_play_with_redlines_update(task: str, tmp_path: Path) -> None:
     override = f"agent.algorithm.class_name={CLASS_PATH}"
     trained = subprocess.run(

@@ -66,6 +66,7 @@ def _params(run: Path) -> str:
     return path.read_text() if path.is_file() else ""
 
 
+@pytest.mark.extended  # ~2 min; the ranks' agreement is tested without the simulator (tests/runners/test_stop.py)
 def test_sigterm_two_gloo_ranks(tmp_path: Path) -> None:
     status, run, stderr = _train_then_sigterm(tmp_path, ["--num_envs", "16", "--nproc", "2"])
     assert status != 0, stderr[-3000:]

@@ -72,6 +72,7 @@ def test_two_ranks_match_one_process_and_resume_on_one(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.extended  # ~2 min; the partition's equivalence is the test above
 def test_two_ranks_learn_to_balance(tmp_path: Path) -> None:
     """README command 1's experiment (256 global envs, seed 42) on 2 gloo ranks x 128 envs reaches the single
     process's threshold: a mean return >= 4.9 over the episodes finishing in an iteration (``mean_reward_window``;
