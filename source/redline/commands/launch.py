@@ -54,7 +54,8 @@ never joins fails within the process-group timeout instead of hanging."""
 
 MIN_ENVS_PER_RANK = 256
 """Fewest envs per process the automatic arrangement gives a rank. Measured on 2 cores (docs/performance.md,
-2026-12-03): the Go1 with 1024 envs ran 2.2x faster as 2 x 512, Cartpole with 256 slower as 2 x 128 (each process
+2026-12-03): the Go1 with 1024 envs ran 1.19x faster as 2 x 512 (quiet; 2.2x with the cores contended), Cartpole
+with 256 slower as 2 x 128 (each process
 pays the whole per-step overhead of Isaac Lab and the per-minibatch all-reduce for half the envs)."""
 
 
