@@ -47,9 +47,10 @@ def test_three_throughputs_on_cartpole(capsys: pytest.CaptureFixture) -> None:
         )
     }
     assert len(sps) == 3 and all(v > 0 for v in sps.values()), out
-    # a PPO update (5 epochs x 4 minibatches) per 16 steps: training cannot keep all of env-only throughput
+    # the share is reported, not bounded: 32 timed steps on a shared machine can time env-only slower than env +
+    # training (a CI run saw 110.5 %), so only its consistency with the printed throughputs is asserted
     keeps = float(re.search(r"training keeps ([\d.]+)% of env-only FPS", out).group(1))  # type: ignore[union-attr]
-    assert 0 < keeps < 100
+    assert keeps > 0
     env, train = sps["env step only"], sps["+ inference + training"]
     # the printed throughputs are rounded to whole steps/s and the share to 0.1 %: allow exactly that rounding
     rounding = 100 * (0.5 / env * train / env + 0.5 / env) + 0.05
