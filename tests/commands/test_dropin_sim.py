@@ -1,6 +1,7 @@
 """redline's update inside Isaac Lab's stock scripts: `isaaclab train --rl_library rsl_rl ...
 agent.algorithm.class_name=redline.learning.rsl_rl:PPO` trains, and the stock `isaaclab play` plays the result, on
-redline's Cartpole and on Isaac Lab's own Isaac-Cartpole-Direct (assets from `redline assets`)."""
+redline's Cartpole and on Isaac Lab's own Isaac-Cartpole-Direct (assets from `redline assets`) — the stock task on
+redline's CPU physics (`physics=mujoco_cpu`), so one run holds both halves of "redline in your own project"."""
 
 from __future__ import annotations
 
@@ -18,7 +19,13 @@ from redline.learning.rsl_rl import CLASS_PATH
 pytestmark = pytest.mark.sim
 
 ISAACLAB = str(Path(sys.executable).with_name("isaaclab"))
-COMMON = ["--rl_library", "rsl_rl", "--device", "cpu", "agent.device=cpu", "--num_envs", "16"]
+COMMON = ["--rl_library", "rsl_rl", "--device", "cpu", "--num_envs", "16"]
+TASK_ARGS = {
+    "Redline-Cartpole": ["agent.device=cpu"],  # redline's tasks choose mujoco_cpu on the CPU by themselves
+    # the command as a user types it: no agent.device=cpu (redline's agent entry moves it off cuda:0 when there is
+    # no GPU) and the stock task's own registration, with redline's physics asked for
+    "Isaac-Cartpole-Direct": ["physics=mujoco_cpu"],
+}
 
 
 def _env() -> dict[str, str]:
@@ -51,9 +58,9 @@ def _play_until_running(args: list[str], cwd: Path, timeout_s: float = 600) -> s
     [pytest.param("Redline-Cartpole", marks=pytest.mark.extended), "Isaac-Cartpole-Direct"],  # ~2 min each in CI
 )
 def test_stock_train_and_play_with_redlines_update(task: str, tmp_path: Path) -> None:
-    override = f"agent.algorithm.class_name={CLASS_PATH}"
+    args = ["--task", task, *COMMON, *TASK_ARGS[task], f"agent.algorithm.class_name={CLASS_PATH}"]
     trained = subprocess.run(
-        [ISAACLAB, "train", "--task", task, *COMMON, "--max_iterations", "2", override],
+        [ISAACLAB, "train", *args, "--max_iterations", "2"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -63,7 +70,10 @@ def test_stock_train_and_play_with_redlines_update(task: str, tmp_path: Path) ->
     assert trained.returncode == 0, (trained.stdout[-3000:], trained.stderr[-3000:])
     assert "Traceback" not in trained.stderr
     (checkpoint,) = tmp_path.glob("logs/rsl_rl/*/*/model_1.pt")
-    text = _play_until_running(["--task", task, *COMMON, "--checkpoint", str(checkpoint), override], tmp_path)
+    env_yaml = (checkpoint.parent / "params" / "env.yaml").read_text()
+    assert "class_type: redline.physics.mujoco_cpu:NewtonMuJoCoCPUManager" in env_yaml  # MuJoCo-C, recorded
+    assert "use_mujoco_contacts: true" in env_yaml
+    text = _play_until_running([*args, "--checkpoint", str(checkpoint)], tmp_path)
     assert "Traceback" not in text
     exported = checkpoint.parent / "exported"
     assert (exported / "policy.pt").is_file() and (exported / "policy.onnx").is_file()
