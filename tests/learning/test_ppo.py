@@ -260,6 +260,30 @@ def test_action_noise_from_per_env_streams_is_partition_invariant() -> None:
     assert not torch.equal(a8[:4], learners[0].act_inference(obs)[:4])  # there is noise
 
 
+@pytest.mark.parametrize("from_env", [True, False])
+def test_env_action_noise_switch_chooses_the_noise_source(from_env: bool) -> None:
+    """``env_action_noise`` (the ablation switch): on, a redline env's per-env streams give the noise; off, the
+    learner's own generator does, as in rsl_rl."""
+    from types import SimpleNamespace
+
+    from redline.learning.rsl_rl import bind_action_noise
+    from redline.learning.testing import DummyVecEnv
+    from redline.seeding import EnvStreams
+
+    env = DummyVecEnv(num_envs=4, num_obs=4, num_actions=2, seed=0)
+    cfg = PPOConfig(
+        env_action_noise=from_env, actor=ModelConfig(hidden_dims=(8,)), critic=ModelConfig(hidden_dims=(8,))
+    )
+    alg = PPO.from_env(env, cfg, "cpu", seed=0)
+    streams = EnvStreams("per_env", 5, 4, "cpu")
+    streams.begin_episode()
+    bind_action_noise(alg, SimpleNamespace(unwrapped=SimpleNamespace(streams=streams), num_actions=2))
+    assert (alg.action_noise is not None) is from_env
+    before = alg.noise_generator.get_state()
+    alg.act(env.get_observations())
+    assert torch.equal(alg.noise_generator.get_state(), before) is from_env  # the generator drew only when off
+
+
 @pytest.mark.parametrize(("reshuffle", "draws"), [(True, 3), (False, 1)])
 def test_minibatch_partition_per_epoch_or_reused(make_learner, reshuffle: bool, draws: int) -> None:
     """``reshuffle_each_epoch``: a fresh partition every epoch (3 epochs: 3 draws) or rsl_rl's one per iteration,

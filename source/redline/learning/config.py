@@ -106,6 +106,11 @@ class PPOConfig:
     stratify_minibatches: bool = False
     """Lay each minibatch out env by env (``T / num_mini_batches`` steps of every env; no host sync on several
     ranks); False (default): a uniform random permutation of all ``T * N`` transitions (rsl_rl 5.5.1)."""
+    env_action_noise: bool = True
+    """Draw the action noise from the env's per-env streams where it has them (``per_env``/``eval`` seeding: env g's
+    noise is a function of (seed, g, episode, step), whatever the partition); False: from the learner's own torch
+    generator, as rsl_rl draws from torch's (an ablation switch; a multi-process run is then no longer the same
+    experiment as one process)."""
     # Measured (docs/learning_parity.md, study 3, Cartpole, 10 seeds, IQM env steps to 4.9 [95 % CI]): bf16 with value
     # normalisation 234k [211k, 289k], fp32 259k [216k, 315k], bf16 without it 287k [225k, 358k]; every P(better)
     # CI includes 0.5, so both "auto" defaults stay. Not yet measured on a task with large returns (the Go1).

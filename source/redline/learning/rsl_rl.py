@@ -35,10 +35,11 @@ CLASS_PATH = "redline.learning.rsl_rl:PPO"
 
 
 def bind_action_noise(alg: RedlinePPO, env: Any) -> None:
-    """Draw ``alg``'s action noise from the env's per-env streams when it has non-shared ones (a redline task):
-    env g's noise is then a pure function of (seed, global env id g, episode, step), whatever the partition."""
+    """Draw ``alg``'s action noise from the env's per-env streams when it has non-shared ones (a redline task) and
+    ``cfg.env_action_noise`` is on: env g's noise is then a pure function of (seed, global env id g, episode, step),
+    whatever the partition."""
     streams = env_streams(env)
-    if streams is not None and streams.strategy is not Strategy.SHARED:
+    if alg.cfg.env_action_noise and streams is not None and streams.strategy is not Strategy.SHARED:
         shape = (env.num_actions,)
         alg.action_noise = lambda: streams.normal(None, shape, domain=Domain.POLICY)
 
