@@ -114,6 +114,21 @@ def test_state_dict_loads_into_torch_adam_and_back() -> None:
         fresh.load_state_dict({"state": {}, "param_groups": [{"params": [0, 1], "lr": 1.0}]})
 
 
+def test_a_refused_state_leaves_the_optimizer_as_it_was() -> None:
+    """A state with weight decay is refused before torch's load replaces anything: the optimizer still steps."""
+    actor, critic = _nets()
+    flat = FlatAdam([actor.parameters(), critic.parameters()], lr=3e-3)
+    flat.step(torch.tensor(True), max_norm=None)
+    state = flat.state_dict()  # torch.optim.Adam's format, with weight decay set
+    state["param_groups"] = [{**group, "weight_decay": 0.1} for group in state["param_groups"]]
+    with pytest.raises(ValueError, match="weight decay"):
+        flat.load_state_dict(state)
+    assert flat.lr.item() == pytest.approx(3e-3) and flat.adam.param_groups[0]["weight_decay"] == 0
+    _set_grads(list(actor.parameters()) + list(critic.parameters()), torch.Generator().manual_seed(1))
+    flat.step(torch.tensor(True), max_norm=None)  # still bound to its flat buffers
+    assert flat.step_count.item() == 2
+
+
 def test_adaptive_lr_directions_and_bounds() -> None:
     lr = torch.tensor(1e-3)
 

@@ -222,10 +222,11 @@ class FlatAdam:
             ValueError: other parameter groups (torch's check), or weight decay / amsgrad, which redline's update
                 does not take.
         """
+        groups = state_dict.get("param_groups", [])
+        if any(g.get("weight_decay", 0) or g.get("amsgrad", False) for g in groups):  # before anything is replaced
+            raise ValueError("optimizer state uses weight decay or amsgrad, which redline's update does not take")
         self.adam.load_state_dict(state_dict)  # validates the groups, casts the state to the parameters' device
         group = self.adam.param_groups[0]
-        if group.get("weight_decay", 0) or group.get("amsgrad", False):
-            raise ValueError("optimizer state uses weight decay or amsgrad, which redline's update does not take")
         self.lr.fill_(float(group["lr"]))
         group.update(self._flags, lr=self.lr)
         for i, (sl, p) in enumerate(zip(self._slices, self.params, strict=True)):
