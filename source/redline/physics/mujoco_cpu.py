@@ -292,12 +292,16 @@ class SolverMuJoCoCPU(SolverMuJoCo):
     def set_nthread(self, nthread: int) -> None:
         """Step on ``nthread`` threads from now on (1: on the calling thread)."""
         check_nthread(nthread)
+        self._make_threads(nthread)
+        self._build_stepper()
+
+    def _make_threads(self, nthread: int) -> None:
+        """A fresh rollout pool and one scratch ``MjData`` per thread, for the current template model."""
         if self._pool is not None:
             self._pool.close()
         self.nthread = nthread
         self._datas = [mujoco.MjData(self._template) for _ in range(nthread)]  # scratch, one per thread
         self._pool = rollout.Rollout(nthread=nthread if nthread > 1 else 0)
-        self._build_stepper()
 
     ##
     # Model
@@ -393,8 +397,8 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         self._template = m
         self._sensordata = np.zeros((self.nworld, 1, m.nsensordata))
         self._models = [m] * self.nworld
-        self.set_nthread(self.nthread)
-        self._sync_models()
+        self._make_threads(self.nthread)
+        self._sync_models()  # builds the stepper for the new models, once
 
     def notify_model_changed(self, flags: ModelFlags | int) -> None:
         super().notify_model_changed(flags)
