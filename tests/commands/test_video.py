@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -57,6 +61,46 @@ def _checkpoint(run_dir: Path, task: str = "Redline-Cartpole", num_obs: int = 4,
     run_dir.mkdir(parents=True)
     torch.save({**state, "iter": 0, "infos": None}, run_dir / "model_0.pt")
     return run_dir / "model_0.pt"
+
+
+class _FullDiskRecorder:
+    """A recorder whose third frame meets a full disk, after it wrote a partial file."""
+
+    def __init__(self, path: Path, fps: int) -> None:
+        self.path, self.frames, self.tiles = path, 0, 4
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"partial mp4")
+
+    def capture(self) -> None:
+        if self.frames == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.frames += 1
+
+    def close(self) -> None:
+        pass
+
+
+def test_play_video_on_a_full_disk_is_one_line_naming_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The video is what `play --video` was asked for: a full disk is an output error (exit 74) naming the file, and
+    the cut mp4 (unplayable without its index) is removed. Before: an OSError traceback."""
+    from redline.commands import video
+    from redline.commands.play import _rollout_recorded
+    from redline.errors import OutputError
+    from redline.learning.testing import DummyVecEnv
+
+    env = DummyVecEnv(num_envs=4, seed=0)
+    env.unwrapped = SimpleNamespace(step_dt=1 / 60)  # type: ignore[attr-defined]
+    path = tmp_path / "videos" / "play_model_0.mp4"
+
+    def policy(obs: Any) -> torch.Tensor:
+        return torch.zeros(env.num_envs, env.num_actions)
+
+    monkeypatch.setattr(video, "NewtonVideoRecorder", _FullDiskRecorder)
+    with pytest.raises(OutputError) as failed:
+        _rollout_recorded(env, policy, 20, path)
+    assert failed.value.exit_status == 74
+    assert str(failed.value) == f"video: could not write '{path}' (No space left on device); the export is kept"
+    assert not path.exists()
 
 
 def _frames(video: Path) -> list[np.ndarray]:

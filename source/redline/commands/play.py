@@ -3,6 +3,7 @@ ONNX), and record an mp4 on request."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import os
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from redline.envs.prepare import EnvRequest, prepare_env
-from redline.errors import UserError
+from redline.errors import OutputError, UserError
 from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
 from redline.runs.folders import DEFAULT_LOG_ROOT
 
@@ -134,19 +135,33 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
 
 
 def _rollout_recorded(vec_env: Any, policy: Any, steps: int, path: Path) -> EpisodeStats:
-    from redline.commands.video import NewtonVideoRecorder
+    """Play and record ``path`` (:class:`~redline.commands.video.NewtonVideoRecorder` renders and encodes it).
+
+    The video is what ``--video`` asked for, so it is essential: a file that cannot be written (a full disk, a folder
+    that vanished) is an :class:`OutputError` naming it (exit 74), and the cut mp4, unplayable without its index, is
+    removed; the export written before is kept.
+    """
+    from redline.commands import video
 
     every = max(1, round(1.0 / (VIDEO_FPS * vec_env.unwrapped.step_dt)))
-    recorder = NewtonVideoRecorder(path, fps=round(1.0 / (every * vec_env.unwrapped.step_dt)))
-
-    def capture(step: int) -> None:
-        if step % every == every - 1:
-            recorder.capture()
-
     try:
-        stats = play_episodes(vec_env, policy, steps, capture)
-    finally:
+        recorder = video.NewtonVideoRecorder(path, fps=round(1.0 / (every * vec_env.unwrapped.step_dt)))
+
+        def capture(step: int) -> None:
+            if step % every == every - 1:
+                recorder.capture()
+
+        try:
+            stats = play_episodes(vec_env, policy, steps, capture)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                recorder.close()
+            raise
         recorder.close()
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+        raise OutputError.writing("video", path, exc, "the export is kept") from None
     print(f"[redline] video: {path} ({recorder.frames} frames, {recorder.tiles} envs)", flush=True)
     return stats
 
