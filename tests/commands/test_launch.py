@@ -16,7 +16,7 @@ def test_nproc_becomes_a_standalone_torchrun_of_the_same_command() -> None:
     argv = ["train", "--task", "Redline-Cartpole", "--nproc", "4", "--num_envs", "64", "--nproc=4", "env.x=1"]
     assert strip_nproc(argv) == ["train", "--task", "Redline-Cartpole", "--num_envs", "64", "env.x=1"]
     command = torchrun_command(4, strip_nproc(argv))
-    assert command[:5] == [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=4"]
+    assert command[:5] == [sys.executable, "-m", "redline.commands.torchrun", "--standalone", "--nproc_per_node=4"]
     assert command[5:8] == ["-m", "redline.cli", "train"] and command[-1] == "--distributed"
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
 import torch
+import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from redline.learning.testing import DummyVecEnv
@@ -15,7 +18,7 @@ from redline.runners.redline import RedlineRunner
 from redline.runners.stop import Stopped, StopRequest
 from redline.runs.checkpoints import load_checkpoint
 from tests.learning.distributed_support import free_port
-from tests.runners import stop_support
+from tests.runners import startup_stop_support, stop_support
 
 
 def _runner(run_dir: Path) -> RedlineRunner:
@@ -59,3 +62,34 @@ def test_ranks_agree_to_stop_when_one_got_the_signal(tmp_path: Path) -> None:
         p.kill()
     assert [(tmp_path / f"rank{r}.txt").read_text() for r in range(2)] == ["stopped 0 143", "stopped 0 143"]
     assert torch.load(tmp_path / "model_0.pt", weights_only=True)["iter"] == 0
+
+
+def test_a_rank_signalled_alone_during_start_up_stops_every_rank_at_once(tmp_path: Path) -> None:
+    """Under several ranks a SIGTERM to one rank before training ends every rank within seconds, 143 each, one line
+    each, and the run folder (no checkpoint yet) is removed. The signalled rank 0 is blocked in a gloo barrier (a C
+    call: Python runs no handler until it returns), rank 1 in Python code and never signalled; the store is the
+    test's, as torchrun's agent hosts it. Before: rank 0 stayed in the barrier until the 60 s timeout, rank 1 ran on."""
+    store = dist.TCPStore("127.0.0.1", 0, 2, True, timeout=datetime.timedelta(seconds=60), wait_for_workers=False)
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=startup_stop_support.wait_in_start_up, args=(r, store.port, tmp_path)) for r in (0, 1)]
+    for p in procs:
+        p.start()
+    deadline = time.monotonic() + 180
+    while not all((tmp_path / f"ready{r}").exists() for r in (0, 1)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # rank 0 is inside the barrier
+    start = time.monotonic()
+    os.kill(procs[0].pid, signal.SIGTERM)
+    for p in procs:
+        p.join(10)
+    seconds = time.monotonic() - start
+    for p in procs:
+        p.kill()
+    errors = [(tmp_path / f"stderr{r}.txt").read_text() for r in (0, 1)]
+    assert [p.exitcode for p in procs] == [143, 143] and seconds < 5.0, (seconds, errors)
+    assert errors == [
+        f"redline train: stopped by SIGTERM during start-up; removed the run folder {tmp_path / 'run'} (no checkpoint "
+        "yet)\n",
+        "redline train: stopped by SIGTERM (sent to rank 0) during start-up\n",
+    ]
+    assert not (tmp_path / "run").exists()

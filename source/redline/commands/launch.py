@@ -76,7 +76,8 @@ def with_num_envs(argv: Sequence[str], num_envs: int) -> list[str]:
 
 
 def torchrun_command(nproc: int, argv: Sequence[str]) -> list[str]:
-    """The single-node torchrun command line that runs ``redline <argv> --distributed`` on ``nproc`` processes.
+    """The single-node torchrun command line (:mod:`redline.commands.torchrun`: a failed worker is one line and its
+    exit status) that runs ``redline <argv> --distributed`` on ``nproc`` processes.
 
     Args:
         nproc: processes to start (``--nproc_per_node``); rendezvous on loopback at a free port (``--standalone``).
@@ -85,7 +86,7 @@ def torchrun_command(nproc: int, argv: Sequence[str]) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "torch.distributed.run",
+        "redline.commands.torchrun",  # torchrun whose failures are one line with the worker's status
         "--standalone",
         f"--nproc_per_node={nproc}",
         "-m",

@@ -18,6 +18,7 @@ from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import usable_cores
 from redline.learning.limits import check_rollout
 from redline.learning.precision import PRECISIONS
+from redline.runners.peer_stop import PeerStops
 from redline.runners.stop import STARTUP, Stopped, StopRequest
 from redline.runners.writers import check_logger, set_logger
 from redline.runs import elastic
@@ -206,10 +207,18 @@ def train(opts: TrainOptions, stop: StopRequest | None = None) -> Path | None:
         with stop.installed():
             return train(opts, stop)
     ctx = distributed.init(opts.device, opts.dist_timeout) if opts.distributed else None
+    if ctx is not None:  # a rank stopped outside the loop stops every rank (redline.runners.peer_stop)
+        stop.join_group(PeerStops.of_process_group())
     try:
         return _train(opts, ctx, stop)
+    except Stopped:
+        raise
+    except Exception:
+        stop.follow_peers()  # a collective failed because a signalled rank exited: exit as it did
+        raise
     finally:
         if ctx is not None:
+            stop.leave_group()
             distributed.shutdown()
 
 
