@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 from redline import __version__
 from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import tune_allocator
-from redline.options import positive_float, positive_int, run_name, seed, strategy
+from redline.options import positive_int, run_name, seed, strategy, timeout_seconds
 from redline.runners.stop import STARTUP, StopRequest
 
 BENCHES = {
@@ -119,7 +119,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     # data-parallel training: torchrun ranks, gloo on the CPU, NCCL on CUDA GPUs
     train.add_argument("--nproc", type=positive_int, help="start N local processes under torchrun")
     train.add_argument("--distributed", action="store_true", help="join torchrun's process group (one rank)")
-    train.add_argument("--dist_timeout", type=positive_float, default=120.0, help="[s] (120)")
+    train.add_argument("--dist_timeout", type=timeout_seconds, default=120.0, help="[s] (120)")
     train.add_argument(
         "--no_memory_check",
         action="store_true",

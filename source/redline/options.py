@@ -27,6 +27,20 @@ positive_int = _positive(int, "integer")
 positive_float = _positive(float, "number")
 """A number > 0."""
 
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+"""Longest process-group timeout ``--dist_timeout`` takes [s] (a week; ``inf`` and ``1e300`` overflow the
+``timedelta`` torch.distributed converts it to)."""
+
+
+def timeout_seconds(text: str) -> float:
+    """A finite number of seconds in (0, :data:`MAX_TIMEOUT_S`]."""
+    value = positive_float(text)
+    if not value <= MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(
+            f"must be a number of seconds in (0, {MAX_TIMEOUT_S:g}] (a week), got '{text}'"
+        )
+    return value
+
 
 def seed(text: str) -> int:
     """An integer seed in [0, 2^32 - 1] (numpy's range, which Isaac Lab's ``configure_seed`` uses)."""

@@ -64,6 +64,8 @@ CASES = [
     (["--precision", "fp8"], "--precision: unknown precision 'fp8'"),
     (["--seeding", "random"], "unknown strategy 'random'"),
     (["--dist_timeout", "0"], "--dist_timeout: must be a positive number"),
+    (["--dist_timeout", "inf"], "--dist_timeout: must be a number of seconds in (0, 604800] (a week), got 'inf'"),
+    (["--dist_timeout", "1e300"], "--dist_timeout: must be a number of seconds in (0, 604800]"),
     (["--resume", "/dev/null"], "is not a regular file"),
     (["--resume", "/no/such/model_3.pt"], "does not exist"),
     (["--resume", "{garbage}"], "is not a readable checkpoint"),
