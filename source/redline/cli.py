@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from redline import __version__
+from redline.caches import check_caches
 from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import tune_allocator
 from redline.options import positive_int, run_name, seed, strategy, timeout_seconds
@@ -207,6 +208,8 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = (), s
         else:
             show(result)
         return 0
+    if args.command in ("train", "play"):
+        check_caches()  # Warp's kernel cache and the asset root, before Isaac Lab is imported (redline.caches)
     if args.command == "train":
         _check_env_count(args, extra)  # milliseconds: before Isaac Lab is imported
         from redline.commands.launch import launch, with_num_envs
