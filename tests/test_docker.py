@@ -72,6 +72,25 @@ def _cuda_major_of_torch() -> str:
     return match.group(1)
 
 
+@pytest.mark.parametrize(
+    ("unset", "line"),
+    [
+        ("SLURM_NNODES", "train.sbatch: SLURM_NNODES is not set: submit this script with sbatch (Slurm sets "),
+        ("", "train.sbatch: scontrol is not on PATH: run this script on a Slurm node, through sbatch"),
+    ],
+)
+def test_the_slurm_batch_outside_slurm_is_one_line(unset: str, line: str, tmp_path: Path) -> None:
+    """Half-set Slurm variables, or no Slurm at all: one line and exit 2 before anything is created. Before: bash's
+    'SLURM_NNODES: unbound variable' after a logs/ folder was made, or 'scontrol: command not found' and 127."""
+    env = {"PATH": "/usr/bin:/bin", "SLURM_JOB_NODELIST": "node[1-2]", "SLURM_NNODES": "2", "SLURM_JOB_ID": "7"}
+    env.pop(unset, None)
+    path = ROOT / "docker" / "slurm" / "train.sbatch"
+    done = subprocess.run(["bash", str(path), "--task", "Redline-Ant"], cwd=tmp_path, env=env, capture_output=True)
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith(line), (done.returncode, lines)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("path", ["docker/Dockerfile", "docker/apptainer.def"])
 def test_cuda_base_matches_the_locked_torch(path: str) -> None:
     """A CUDA 12 base under torch's CUDA 13 wheels (or the reverse) is a mismatch the first GPU run finds."""
