@@ -77,3 +77,11 @@ def test_writable_caches_pass_and_hold_the_assets(tmp_path: Path) -> None:
     check_caches()
     assert (tmp_path / "home" / ".cache" / "warp").is_dir()
     assert list((tmp_path / "home" / ".cache" / "redline" / "assets").rglob("cartpole.usd"))
+
+
+def test_assets_into_an_unwritable_root_is_one_line(capsys: pytest.CaptureFixture) -> None:
+    """Before: ``redline assets --root /proc/redline-assets`` ended in a FileNotFoundError traceback."""
+    assert main(["assets", "--root", "/proc/redline-assets"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "redline assets: error: --root: cannot write to '/proc/redline-assets' (No such file or directory)"
+    ]

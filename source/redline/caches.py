@@ -32,19 +32,26 @@ def warp_cache_dir() -> Path:
 def check_caches() -> None:
     """Warp's kernel cache is writable and the asset root holds the current assets (written now if not); else a
     one-line :class:`UserError` naming the folder and the variable that moves it."""
-    from redline.assets import ENV_VAR, asset_root, ensure_asset_root
+    from redline.assets import ENV_VAR
 
     check_writable(warp_cache_dir(), "Warp's kernel cache", f"set {WARP_ENV} to a writable folder")
     if not os.environ.get(ENV_VAR):
         _home(ENV_VAR)
-    root = asset_root()
+    build_assets(None)
+
+
+def build_assets(root: Path | None) -> Path:
+    """:func:`redline.assets.ensure_asset_root` whose ``OSError`` is one line: ``--root: cannot write to ...`` for a
+    folder given on the command line, else naming ``REDLINE_ASSET_ROOT``."""
+    from redline.assets import ENV_VAR, asset_root, ensure_asset_root
+
+    folder = root if root is not None else asset_root()
     try:
-        ensure_asset_root(root)
+        return ensure_asset_root(folder)
     except OSError as exc:
-        where = exc.filename if isinstance(exc.filename, str) else root
-        raise UserError(
-            f"asset root: cannot write to '{where}' ({describe(exc)}); set {ENV_VAR} to a writable folder"
-        ) from None
+        where = exc.filename if isinstance(exc.filename, str) else folder
+        field, hint = ("--root", "") if root is not None else ("asset root", f"; set {ENV_VAR} to a writable folder")
+        raise UserError(f"{field}: cannot write to '{where}' ({describe(exc)}){hint}") from None
 
 
 def _home(variable: str) -> Path:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from redline import __version__
-from redline.caches import check_caches
+from redline.caches import build_assets, check_caches
 from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import tune_allocator
 from redline.options import positive_int, run_name, seed, strategy, timeout_seconds
@@ -184,9 +184,7 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = (), s
     if args.command == "list":
         return _list()
     if args.command == "assets":
-        from redline.assets import ensure_asset_root
-
-        root = ensure_asset_root(args.root)
+        root = build_assets(args.root)
         print(
             f"[redline] local asset root ready; for Isaac Lab's stock tasks: export ISAACSIM_ASSET_ROOT={root}",
             file=sys.stderr,
