@@ -166,6 +166,13 @@ def init(device: str | None, timeout_s: float) -> DistContext:
     rank, world, local = (_rank_variable(k) for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
     if world < 1 or not 0 <= rank < world:
         raise UserError(f"--distributed: RANK={rank} and WORLD_SIZE={world} (valid: 0 <= RANK < WORLD_SIZE)")
+    if "LOCAL_WORLD_SIZE" in os.environ:  # Isaac Lab's USD spawner reads it with int() too
+        per_node = _rank_variable("LOCAL_WORLD_SIZE")
+        if not local < per_node <= world:
+            raise UserError(
+                f"--distributed: LOCAL_WORLD_SIZE={per_node} and LOCAL_RANK={local} "
+                "(valid: 0 <= LOCAL_RANK < LOCAL_WORLD_SIZE <= WORLD_SIZE)"
+            )
     use_cuda = (device is None or device.startswith("cuda")) and torch.cuda.is_available()
     if device is not None and device.startswith("cuda") and not torch.cuda.is_available():
         raise UserError(f"--device: '{device}' requested but CUDA is not available (valid here: cpu)")
