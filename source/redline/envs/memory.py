@@ -185,7 +185,13 @@ def check_env_count(task: str, num_envs: int, ranks: int = 1) -> None:
     """The quick check, before any config is loaded: the envs alone (the task's smallest measured footprint) must
     fit in the host's memory. Milliseconds, so ``--num_envs 3000000000`` is refused at once."""
     needed = footprint(task, None).bytes(num_envs) * ranks
-    refuse_if_too_big("--num_envs", f"{num_envs} envs of {task}", needed, host_available_bytes(), "this host")
+    what = f"{num_envs} envs of {task}{_each(ranks)}"
+    refuse_if_too_big("--num_envs", what, needed, host_available_bytes(), "this host")
+
+
+def _each(ranks: int) -> str:
+    """`` in each of N processes`` when several ranks share the host (``--nproc 64`` is the cause, not the envs)."""
+    return f" in each of {ranks} processes" if ranks > 1 else ""
 
 
 def check_run(task: str, physics: str | None, device: str, shape: RolloutShape, ranks: int = 1) -> None:
@@ -198,6 +204,7 @@ def check_run(task: str, physics: str | None, device: str, shape: RolloutShape, 
     learner = shape.storage_bytes() + shape.learner_bytes()
     what = f"{shape.num_envs} envs x {shape.num_steps} steps of {task}"
     if not device.startswith("cuda"):
+        what += _each(ranks)
         needed = (env + learner) * ranks
         refuse_if_too_big("--num_envs", what, needed, host_available_bytes(), "this host")
         return
