@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -114,3 +115,16 @@ def test_an_output_that_cannot_be_written_is_exit_status_74_and_one_line(
         "redline train: error: checkpoint: could not write 'run/model_9.pt' (No space left on device); the "
         "checkpoints saved before it are kept"
     ]
+
+
+def test_a_deleted_working_directory_is_one_line(tmp_path: Path) -> None:
+    """Before: 'Intel oneMKL FATAL ERROR: Cannot load .../libtorch_cpu.so.' and exit 2 from torch's import."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    redline = Path(sys.executable).parent / "redline"
+    script = f"cd '{gone}' && rmdir '{gone}' && exec '{redline}' train --task Redline-Cartpole --device cpu --nproc 1"
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert (done.returncode, done.stderr.splitlines()) == (
+        2,
+        ["redline: error: the working directory no longer exists; cd to an existing folder"],
+    )

@@ -286,6 +286,11 @@ def _list() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``redline`` console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        os.getcwd()  # a shell whose folder was deleted: torch's MKL then fails to load with a FATAL ERROR line
+    except FileNotFoundError:
+        print("redline: error: the working directory no longer exists; cd to an existing folder", file=sys.stderr)
+        return 2
     if "--distributed" in argv:  # c10d logs C++ stack frames with its errors; redline names the failure in one line
         os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
     command = next((a for a in argv if a in {"list", "train", "play", "assets", "bench", "report"}), None)
