@@ -1,5 +1,5 @@
-"""The packages are layers: the data path (seeding -> learning -> runners, with runs and telemetry beside them) imports
-no simulator code, so it runs under plain pytest on any machine, and no layer imports one above it.
+"""The packages are layers: the data path (seeding -> learning -> runners, with outputs and telemetry beside them)
+imports no simulator code, so it runs under plain pytest on any machine, and no layer imports one above it.
 
 Checked statically (a subprocess import costs ~15 s of torch/tensordict start-up here): every import in a package,
 at the top of a file or inside a function, names the standard library, an allowed third-party package, or an
@@ -22,11 +22,11 @@ LAYERS = {
     # package: (third-party packages it may import, redline packages it may import)
     "seeding": ({"torch", "numpy"}, {"errors", "seeding"}),  # numpy: the host Philox path
     "learning": ({"torch", "tensordict", "rsl_rl"}, {"errors", "seeding", "learning"}),
-    "runs": ({"torch", "rich"}, {"errors", "runs"}),
+    "outputs": ({"torch", "rich"}, {"errors", "outputs"}),
     "telemetry": ({"torch", "pynvml"}, {"errors", "telemetry"}),
     "runners": (
         {"torch", "tensordict", "rsl_rl"},
-        {"errors", "seeding", "learning", "runs", "telemetry", "runners"},
+        {"errors", "seeding", "learning", "outputs", "telemetry", "runners"},
     ),
 }
 """The simulator-free layers. ``envs`` and ``commands`` (Isaac Lab), ``bench`` and ``physics`` may import anything."""

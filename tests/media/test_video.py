@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from redline.cli import main
-from redline.commands.video import look_at, tile_grid
+from redline.media.video import look_at, tile_grid
 
 
 def test_look_at_points_the_cameras_minus_z_at_the_target() -> None:

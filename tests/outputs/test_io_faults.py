@@ -16,10 +16,10 @@ import pytest
 import torch
 
 from redline.errors import OutputError, UserError
-from redline.runs import metrics as metrics_module
-from redline.runs.checkpoints import load_checkpoint, save_atomic
-from redline.runs.folders import check_writable, new_run_dir
-from redline.runs.metrics import MetricsLog
+from redline.outputs import metrics as metrics_module
+from redline.outputs.checkpoints import load_checkpoint, save_atomic
+from redline.outputs.folders import check_writable, new_run_dir
+from redline.outputs.metrics import MetricsLog
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 

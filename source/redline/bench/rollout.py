@@ -187,7 +187,7 @@ class RslRlSide(Side):
     def loop(self) -> None:
         from rsl_rl.utils import check_nan
 
-        from redline.runners.rsl_rl import episode_extras
+        from redline.runners.rsl_rl_runner import episode_extras
 
         alg, env, logger, clock = self.alg, self.env, self.logger, self.clock
         obs = self.obs

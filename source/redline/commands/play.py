@@ -12,8 +12,8 @@ from typing import Any
 
 from redline.envs.prepare import EnvRequest, prepare_env
 from redline.errors import UserError
-from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
-from redline.runs.folders import DEFAULT_LOG_ROOT
+from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.outputs.folders import DEFAULT_LOG_ROOT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,7 +93,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
         checkpoint = load_checkpoint(ckpt_path)
     video_envs = None
     if opts.video:
-        from redline.commands.video import MAX_TILES
+        from redline.media.video import MAX_TILES
 
         video_envs = MAX_TILES  # every env is ray-traced; more would only cost time
     request = EnvRequest(opts.task, opts.num_envs, opts.device, opts.seed, opts.seeding, opts.overrides, play=True)
@@ -106,9 +106,9 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
     from rsl_rl.runners import OnPolicyRunner
 
-    from redline.commands.export import export_policy
-    from redline.envs.launch import isaaclab_env
     from redline.envs.prepare import runner_cfg_dict
+    from redline.envs.simulator import isaaclab_env
+    from redline.media.export import export_policy
 
     print(f"[redline] playing {env_task} with {ckpt_path} ({env_cfg.scene.num_envs} envs on {device})", flush=True)
     export_dir = ckpt_path.parent / "exported" / ckpt_path.stem  # one folder per checkpoint: model_<it>/
@@ -134,7 +134,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
 
 
 def _rollout_recorded(vec_env: Any, policy: Any, steps: int, path: Path) -> EpisodeStats:
-    from redline.commands.video import NewtonVideoRecorder
+    from redline.media.video import NewtonVideoRecorder
 
     every = max(1, round(1.0 / (VIDEO_FPS * vec_env.unwrapped.step_dt)))
     recorder = NewtonVideoRecorder(path, fps=round(1.0 / (every * vec_env.unwrapped.step_dt)))

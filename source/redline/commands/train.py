@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from redline.commands import launch as distributed
-from redline.commands.launch import DistContext
+from redline.commands import process_group as distributed
+from redline.commands.process_group import DistContext
 from redline.commands.train_resume import ResumePlan, plan_resume
 from redline.envs import memory
 from redline.envs.memory import ranks_on_host
@@ -18,11 +18,11 @@ from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import usable_cores
 from redline.learning.limits import check_rollout
 from redline.learning.precision import PRECISIONS
+from redline.outputs import elastic
+from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.outputs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir, remove_if_empty_run
 from redline.runners.stop import STARTUP, Stopped, StopRequest
 from redline.runners.writers import check_logger, set_logger
-from redline.runs import elastic
-from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
-from redline.runs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir, remove_if_empty_run
 from redline.telemetry.verdict import PHASES
 
 VIDEO_LENGTH, VIDEO_INTERVAL = 200, 2000
@@ -180,7 +180,8 @@ def check_launch(opts: TrainOptions) -> None:
 def auto_arrangement(opts: TrainOptions) -> tuple[int, int] | None:
     """``(processes, envs per process)`` that fill this host's cores for a run given without ``--nproc``, or None
     for one process: a GPU run, the rsl_rl learner (its multi-process path needs NCCL), or an env count that does not
-    split (:func:`redline.commands.launch.auto_nproc`). ``opts.num_envs`` (or the task's default) is the total."""
+    split (:func:`redline.commands.process_group.auto_nproc`). ``opts.num_envs`` (or the task's default) is the
+    total."""
     if opts.learner != "redline" or opts.distributed or opts.nproc is not None:
         return None
     prepared = prepare(opts)  # validates the options once, in this process, before any rank starts
@@ -265,7 +266,7 @@ def _learner_cfg(opts: TrainOptions, agent_cfg: Any) -> Any:
 
 def _mark_elastic(run_dir: Path, plan: ResumePlan, ctx: DistContext | None, start: int, iterations: int) -> None:
     """Under torchrun, name the run folder after the torchrun run (its restarts continue here,
-    :mod:`redline.runs.elastic`); on a restart, drop the metrics of iterations no checkpoint holds."""
+    :mod:`redline.outputs.elastic`); on a restart, drop the metrics of iterations no checkpoint holds."""
     attempt = elastic.Attempt.from_environ() if ctx is not None else None
     if attempt is None:
         return
@@ -293,11 +294,11 @@ def _run(
     from isaaclab.utils.io import dump_yaml
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
-    from redline.envs.launch import isaaclab_env
     from redline.envs.prepare import runner_cfg_dict
+    from redline.envs.simulator import isaaclab_env
     from redline.learning.distributed import Communicator
     from redline.runners.redline import RedlineRunner
-    from redline.runners.rsl_rl import RslRlRunner
+    from redline.runners.rsl_rl_runner import RslRlRunner
 
     task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
     if run_dir is not None:
@@ -320,7 +321,7 @@ def _run(
     with isaaclab_env(task, env_cfg) as env:
         video = None
         if opts.video and run_dir is not None:  # rank 0 records; below rsl_rl's wrapper, where Isaac Lab puts it
-            from redline.commands.train_video import TrainingVideo
+            from redline.media.training_clips import TrainingVideo
 
             env = video = TrainingVideo(env, run_dir / "videos" / "train", opts.video_length, opts.video_interval)
         clips = None if video is None else video.take_finished

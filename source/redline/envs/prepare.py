@@ -45,7 +45,7 @@ class EnvRequest:
 
 @dataclasses.dataclass(frozen=True)
 class PreparedEnv:
-    """A task's configs with a request applied, ready for :func:`redline.envs.launch.isaaclab_env`."""
+    """A task's configs with a request applied, ready for :func:`redline.envs.simulator.isaaclab_env`."""
 
     task: str
     """The task id the env is built from (the ``-Play`` twin for a play request)."""

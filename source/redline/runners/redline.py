@@ -23,11 +23,11 @@ from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator
 from redline.learning.rollout import PhaseTimes, collect_rollout
 from redline.learning.rsl_rl import bind_action_noise
+from redline.outputs.checkpoints import save_atomic
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
 from redline.runners.logger import CommStats, IterationLogger
 from redline.runners.stop import SHUTDOWN, TRAINING, Stopped, StopRequest
 from redline.runners.writers import Clip
-from redline.runs.checkpoints import save_atomic
 from redline.seeding.state import SEEDING_KEY, env_streams, gather_seeding_state, restore_seeding_state
 from redline.telemetry.profiler import IterationProfiler
 
@@ -120,7 +120,7 @@ class RedlineRunner:
             stop: polled after every iteration; once a signal set it (on any rank), that iteration is saved and
                 :class:`~redline.runners.stop.Stopped` is raised.
             videos: called after every iteration for the training clips finished during it, which go to the log
-                writer (e.g. :meth:`redline.commands.train_video.TrainingVideo.take_finished`; None: no videos).
+                writer (e.g. :meth:`redline.media.training_clips.TrainingVideo.take_finished`; None: no videos).
         """
         if init_at_random_ep_len:
             randomize_episode_lengths(self.env)
@@ -208,7 +208,7 @@ class RedlineRunner:
         save_atomic(state, path)
 
     def load(self, checkpoint: dict[str, Any]) -> None:
-        """Restore a checkpoint (from :func:`~redline.runs.checkpoints.load_checkpoint`); training continues
+        """Restore a checkpoint (from :func:`~redline.outputs.checkpoints.load_checkpoint`); training continues
         at the iteration after the saved one."""
         self.alg.load_state_dict(checkpoint)
         self.iteration = int(checkpoint["iter"])
