@@ -12,6 +12,7 @@ from typing import Any
 
 from redline.envs.prepare import EnvRequest, prepare_env
 from redline.errors import UserError
+from redline.media.video import VIDEO_FPS
 from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
 from redline.outputs.folders import DEFAULT_LOG_ROOT
 
@@ -65,9 +66,6 @@ class EpisodeStats:
 
 VIEWERS = {"newton": "newton_gl", "kit": "kit"}
 """``--viz`` values and the Isaac Lab visualizer each opens."""
-
-VIDEO_FPS = 30
-"""Target frame rate of ``--video`` [frames / s]; every k-th env step is rendered, k = round(1 / (fps * step_dt))."""
 
 
 def check_viewer(viz: str | None) -> str | None:

@@ -18,15 +18,13 @@ from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import usable_cores
 from redline.learning.limits import check_rollout
 from redline.learning.precision import PRECISIONS
+from redline.media.video import VIDEO_INTERVAL, VIDEO_LENGTH
 from redline.outputs import elastic
 from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
 from redline.outputs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir, remove_if_empty_run
 from redline.runners.stop import STARTUP, Stopped, StopRequest
 from redline.runners.writers import check_logger, set_logger
 from redline.telemetry.verdict import PHASES
-
-VIDEO_LENGTH, VIDEO_INTERVAL = 200, 2000
-"""Isaac Lab's ``--video_length`` and ``--video_interval`` defaults [env steps]."""
 
 LEARNERS = ("redline", "rsl_rl")
 """Selectable learners: ``redline`` (:mod:`redline.learning`) and ``rsl_rl`` (rsl_rl 5.5.1's OnPolicyRunner, the

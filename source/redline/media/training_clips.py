@@ -20,8 +20,7 @@ from typing import Any, Protocol
 import gymnasium as gym
 import torch
 
-from redline.commands.play import VIDEO_FPS
-from redline.commands.train import VIDEO_INTERVAL, VIDEO_LENGTH
+from redline.media.video import VIDEO_FPS, VIDEO_INTERVAL, VIDEO_LENGTH
 
 
 class Recorder(Protocol):
