@@ -132,8 +132,8 @@ class RedlineSide(Side):
     def __init__(self, shape: dict[str, Any], seed: int) -> None:
         super().__init__(shape, seed)
         from redline.learning import PPO, PPOConfig
-        from redline.learning.rsl_rl import bind_action_noise
         from redline.runners.episodes import EpisodeTracker
+        from redline.seeding.plan import bind_action_noise
 
         torch.manual_seed(seed)
         self.alg = PPO.from_env(self.env, PPOConfig.from_rsl_rl(_cfg(shape), precision="fp32"), "cpu", seed)
