@@ -22,13 +22,10 @@ from redline.media.video import VIDEO_INTERVAL, VIDEO_LENGTH
 from redline.outputs import elastic
 from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
 from redline.outputs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir, remove_if_empty_run
+from redline.runners.make import LEARNERS
 from redline.runners.stop import STARTUP, Stopped, StopRequest
 from redline.runners.writers import check_logger, set_logger
 from redline.telemetry.verdict import PHASES
-
-LEARNERS = ("redline", "rsl_rl")
-"""Selectable learners: ``redline`` (:mod:`redline.learning`) and ``rsl_rl`` (rsl_rl 5.5.1's OnPolicyRunner, the
-anchor redline is measured against)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -294,9 +291,7 @@ def _run(
 
     from redline.envs.prepare import runner_cfg_dict
     from redline.envs.simulator import isaaclab_env
-    from redline.learning.distributed import Communicator
-    from redline.runners.redline import RedlineRunner
-    from redline.runners.rsl_rl_runner import RslRlRunner
+    from redline.runners.make import RunnerRequest, make_runner
 
     task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
     if run_dir is not None:
@@ -324,37 +319,23 @@ def _run(
             env = video = TrainingVideo(env, run_dir / "videos" / "train", opts.video_length, opts.video_interval)
         clips = None if video is None else video.take_finished
         vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
-        train_cfg = runner_cfg_dict(agent_cfg)
+        request = RunnerRequest(
+            train_cfg=runner_cfg_dict(agent_cfg),
+            run_dir=run_dir,
+            device=device,
+            seed=opts.seed,
+            save_interval=agent_cfg.save_interval,
+            learner_cfg=learner_cfg,
+            dist_timeout_s=None if ctx is None else ctx.timeout_s,
+            profile=opts.profile,
+            videos=clips,
+        )
         start = time.perf_counter()
         try:
-            if opts.learner == "rsl_rl":
-                log_dir = str(run_dir) if run_dir is not None else None
-                runner = RslRlRunner(vec_env, train_cfg, log_dir=log_dir, device=device, videos=clips)
-                if checkpoint is not None:
-                    _load(runner.resume, checkpoint, resume_path, task)
-                runner.stop_on(stop)
-                runner.learn(agent_cfg.max_iterations, init_at_random_ep_len=agent_cfg.init_at_random_ep_len)
-            else:
-                comm = None if ctx is None else Communicator.from_process_group(device, ctx.timeout_s)
-                redline_runner = RedlineRunner(
-                    vec_env,
-                    learner_cfg,
-                    run_dir,
-                    device,
-                    opts.seed,
-                    agent_cfg.save_interval,
-                    comm=comm,
-                    train_cfg=train_cfg,
-                )
-                if checkpoint is not None:
-                    _load(redline_runner.load, checkpoint, resume_path, task)
-                redline_runner.learn(
-                    agent_cfg.max_iterations,
-                    profile=opts.profile,
-                    init_at_random_ep_len=agent_cfg.init_at_random_ep_len,
-                    stop=stop,
-                    videos=clips,
-                )
+            runner = make_runner(opts.learner, vec_env, request)
+            if checkpoint is not None:
+                _load(runner.restore, checkpoint, resume_path, task)
+            runner.learn(agent_cfg.max_iterations, agent_cfg.init_at_random_ep_len, stop)
         finally:
             if video is not None:
                 video.finish_clip()  # a clip cut short by the end of training is still a playable file
