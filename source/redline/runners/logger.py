@@ -20,9 +20,10 @@ from redline.learning import PPO
 from redline.learning.rollout import PhaseTimes
 from redline.outputs.metrics import MetricsLog, warn_once
 from redline.runners.writers import Clip, log_video, open_writer
+from redline.telemetry.flops import iteration_flops, layer_sizes, peak_tflops
 from redline.telemetry.gpu_monitor import GpuMonitor
 from redline.telemetry.stragglers import RANK_KEYS, straggler
-from redline.telemetry.verdict import iteration_flops, layer_sizes, peak_tflops, verdict
+from redline.telemetry.verdict import verdict
 
 
 @dataclasses.dataclass(frozen=True)
