@@ -79,3 +79,27 @@ def test_rsl_rl_modules_used_are_simulator_free() -> None:
 
     for path in Path(rsl_rl.__file__).parent.rglob("*.py"):
         assert not {n.split(".")[0] for n in _imports(path)} & SIMULATOR, path
+
+
+def test_every_imported_package_is_declared() -> None:
+    """Each third-party package imported by redline or its tasks comes from a distribution ``pyproject.toml`` names:
+    code that relies on a transitive dependency breaks when that dependency's owner drops it."""
+    import importlib.metadata
+    import re
+    import tomllib
+
+    root = SOURCE.parent.parent
+    declared = {
+        re.split(r"[\s\[<>=!~;]", spec, maxsplit=1)[0].lower()
+        for spec in tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    }
+    providers = importlib.metadata.packages_distributions()
+    missing = set()
+    for path in [*SOURCE.rglob("*.py"), *(root / "tasks").rglob("*.py")]:
+        for name in _imports(path):
+            top = name.split(".")[0]
+            if top in sys.stdlib_module_names or top in ("__future__", "redline", "redline_tasks"):
+                continue
+            if not {d.lower() for d in providers.get(top, [top])} & declared:
+                missing.add(f"{top} ({path.relative_to(root)})")
+    assert sorted(missing) == []
