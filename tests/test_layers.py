@@ -103,3 +103,42 @@ def test_every_imported_package_is_declared() -> None:
             if not {d.lower() for d in providers.get(top, [top])} & declared:
                 missing.add(f"{top} ({path.relative_to(root)})")
     assert sorted(missing) == []
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(SOURCE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_each_module_name_is_used_once() -> None:
+    """Outside ``bench/`` (whose modules are named after what they measure) a module's name says which one it is."""
+    names = [p.stem for p in SOURCE.rglob("*.py") if p.stem != "__init__" and "bench" not in p.parts]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_no_import_circle() -> None:
+    """No module imports, at its top or inside a function, one that imports it back (directly or through others):
+    an orchestrator calls down, and a constant two modules share lives below both. ``bench/`` is left out."""
+    modules = {_module(p): p for p in SOURCE.rglob("*.py") if "bench" not in p.relative_to(SOURCE).parts}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules:
+                targets |= {f"{node.module}.{a.name}" for a in node.names} & modules.keys() or {node.module}
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names} & modules.keys()
+        graph[name] = targets - {name}
+    circles = []
+    for start in graph:  # a depth-first walk from each module back to itself
+        stack = [(start, (start,))]
+        seen = set()
+        while stack:
+            node, trail = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start:
+                    circles.append(" -> ".join((*trail, start)))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, (*trail, nxt)))
+    assert circles == []
