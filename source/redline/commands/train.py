@@ -95,8 +95,8 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
     Args:
         opts: the options.
         ctx: this rank's place in a process group (None: a single process). Each rank gets ``num_envs`` envs whose
-            global ids start at ``rank * num_envs``; the env's own seed is ``seed + rank``, the per-env streams' seed
-            stays ``seed`` (their ids already differ).
+            global ids start at ``rank * num_envs``; where the seed goes on each rank:
+            :func:`redline.seeding.plan.seed_plan`.
     """
     if opts.learner not in LEARNERS:
         raise UserError(f"--learner: unknown learner '{opts.learner}' (valid: {', '.join(LEARNERS)})")

@@ -32,7 +32,7 @@ class EnvRequest:
     device: str | None = None
     """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
     seed: int = 42
-    """Seed of the env (Isaac Lab's generator: ``seed + rank``), of the per-env streams and of the learner."""
+    """The run's seed: of the env, the per-env streams and the learner (:func:`redline.seeding.plan.seed_plan`)."""
     seeding: str | None = None
     """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
     overrides: tuple[str, ...] = ()
