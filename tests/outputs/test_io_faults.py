@@ -220,7 +220,7 @@ def test_a_closed_stdout_does_not_stop_training(
 def test_a_full_disk_during_an_export_keeps_the_previous_export(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from redline.commands import export
+    from redline.media import export
 
     out = tmp_path / "exported" / "model_3"
     out.mkdir(parents=True)
