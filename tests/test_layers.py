@@ -1,5 +1,5 @@
-"""The packages are layers: the data path (seeding -> learning -> runners, with runs and telemetry beside them) imports
-no simulator code, so it runs under plain pytest on any machine, and no layer imports one above it.
+"""The packages are layers: the data path (seeding -> learning -> runners, with outputs and telemetry beside them)
+imports no simulator code, so it runs under plain pytest on any machine, and no layer imports one above it.
 
 Checked statically (a subprocess import costs ~15 s of torch/tensordict start-up here): every import in a package,
 at the top of a file or inside a function, names the standard library, an allowed third-party package, or an
@@ -22,11 +22,11 @@ LAYERS = {
     # package: (third-party packages it may import, redline packages it may import)
     "seeding": ({"torch", "numpy"}, {"errors", "seeding"}),  # numpy: the host Philox path
     "learning": ({"torch", "tensordict", "rsl_rl"}, {"errors", "seeding", "learning"}),
-    "runs": ({"torch", "rich"}, {"errors", "runs"}),
+    "outputs": ({"torch", "rich"}, {"errors", "outputs"}),
     "telemetry": ({"torch", "pynvml"}, {"errors", "telemetry"}),
     "runners": (
         {"torch", "tensordict", "rsl_rl"},
-        {"errors", "seeding", "learning", "runs", "telemetry", "runners"},
+        {"errors", "seeding", "learning", "outputs", "telemetry", "runners"},
     ),
 }
 """The simulator-free layers. ``envs`` and ``commands`` (Isaac Lab), ``bench`` and ``physics`` may import anything."""
@@ -79,3 +79,66 @@ def test_rsl_rl_modules_used_are_simulator_free() -> None:
 
     for path in Path(rsl_rl.__file__).parent.rglob("*.py"):
         assert not {n.split(".")[0] for n in _imports(path)} & SIMULATOR, path
+
+
+def test_every_imported_package_is_declared() -> None:
+    """Each third-party package imported by redline or its tasks comes from a distribution ``pyproject.toml`` names:
+    code that relies on a transitive dependency breaks when that dependency's owner drops it."""
+    import importlib.metadata
+    import re
+    import tomllib
+
+    root = SOURCE.parent.parent
+    declared = {
+        re.split(r"[\s\[<>=!~;]", spec, maxsplit=1)[0].lower()
+        for spec in tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    }
+    providers = importlib.metadata.packages_distributions()
+    missing = set()
+    for path in [*SOURCE.rglob("*.py"), *(root / "tasks").rglob("*.py")]:
+        for name in _imports(path):
+            top = name.split(".")[0]
+            if top in sys.stdlib_module_names or top in ("__future__", "redline", "redline_tasks"):
+                continue
+            if not {d.lower() for d in providers.get(top, [top])} & declared:
+                missing.add(f"{top} ({path.relative_to(root)})")
+    assert sorted(missing) == []
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(SOURCE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_each_module_name_is_used_once() -> None:
+    """Outside ``bench/`` (whose modules are named after what they measure) a module's name says which one it is."""
+    names = [p.stem for p in SOURCE.rglob("*.py") if p.stem != "__init__" and "bench" not in p.parts]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_no_import_circle() -> None:
+    """No module imports, at its top or inside a function, one that imports it back (directly or through others):
+    an orchestrator calls down, and a constant two modules share lives below both. ``bench/`` is left out."""
+    modules = {_module(p): p for p in SOURCE.rglob("*.py") if "bench" not in p.relative_to(SOURCE).parts}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules:
+                targets |= {f"{node.module}.{a.name}" for a in node.names} & modules.keys() or {node.module}
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names} & modules.keys()
+        graph[name] = targets - {name}
+    circles = []
+    for start in graph:  # a depth-first walk from each module back to itself
+        stack = [(start, (start,))]
+        seen = set()
+        while stack:
+            node, trail = stack.pop()
+            for nxt in graph[node]:
+                if nxt == start:
+                    circles.append(" -> ".join((*trail, start)))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, (*trail, nxt)))
+    assert circles == []

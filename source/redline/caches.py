@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from redline.errors import UserError, describe
-from redline.runs.folders import check_writable
+from redline.outputs.folders import check_writable
 
 WARP_ENV = "WARP_CACHE_PATH"
 """Warp's variable for its kernel cache."""

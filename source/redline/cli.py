@@ -210,7 +210,7 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = (), s
         check_caches()  # Warp's kernel cache and the asset root, before Isaac Lab is imported (redline.caches)
     if args.command == "train":
         _check_env_count(args, extra)  # milliseconds: before Isaac Lab is imported
-        from redline.commands.launch import launch, with_num_envs
+        from redline.commands.process_group import launch, with_num_envs
         from redline.commands.train import TrainOptions, auto_arrangement, check_launch, train
 
         options = _options(TrainOptions, args, extra)

@@ -14,7 +14,7 @@ class ExpectedExit(Exception):
     """An expected end of a command: the CLI prints its message on one line, without a traceback, and exits non-zero.
 
     Context managers between the command and the CLI (Isaac Lab's launcher prints a traceback for any exception it
-    sees) let these pass untouched: :func:`redline.envs.launch.isaaclab_env`.
+    sees) let these pass untouched: :func:`redline.envs.simulator.isaaclab_env`.
     """
 
     exit_status: int = 1

@@ -266,9 +266,9 @@ def test_env_action_noise_switch_chooses_the_noise_source(from_env: bool) -> Non
     learner's own generator does, as in rsl_rl."""
     from types import SimpleNamespace
 
-    from redline.learning.rsl_rl import bind_action_noise
     from redline.learning.testing import DummyVecEnv
     from redline.seeding import EnvStreams
+    from redline.seeding.plan import bind_action_noise
 
     env = DummyVecEnv(num_envs=4, num_obs=4, num_actions=2, seed=0)
     cfg = PPOConfig(

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from redline.envs import registry
-from redline.envs.launch import isaaclab_env
+from redline.envs.simulator import isaaclab_env
 
 pytestmark = pytest.mark.sim
 

@@ -12,8 +12,8 @@ from redline.bench.learner import rsl_rl_cfg
 from redline.learning import PPOConfig
 from redline.learning.config import ModelConfig
 from redline.learning.testing import DummyVecEnv
+from redline.outputs.checkpoints import load_checkpoint
 from redline.runners.redline import RedlineRunner
-from redline.runs.checkpoints import load_checkpoint
 from tests.learning.learning_support import HostReads, small_cfg
 
 # the learner benchmark's rsl_rl config (rsl_rl's legged PPO values), at a tiny size

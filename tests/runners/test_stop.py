@@ -14,9 +14,9 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from redline.learning.testing import DummyVecEnv
+from redline.outputs.checkpoints import load_checkpoint
 from redline.runners.redline import RedlineRunner
 from redline.runners.stop import Stopped, StopRequest
-from redline.runs.checkpoints import load_checkpoint
 from tests.learning.distributed_support import free_port
 from tests.runners import startup_stop_support, stop_support
 

@@ -17,7 +17,7 @@ SIZES = {"Redline-Velocity-Flat-Go1": (16, 500), "Redline-Velocity-Flat-Go1-Play
 
 @pytest.mark.parametrize("task", registry.redline_task_ids())
 def test_builds_offline_and_steps_random_actions(task: str, no_network: list) -> None:
-    from redline.envs.launch import isaaclab_env
+    from redline.envs.simulator import isaaclab_env
 
     num_envs, steps = SIZES.get(task, (64, 200))
     env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [])

@@ -7,7 +7,7 @@ Three figures per task, all env steps per second over all envs, on the cores thi
    env step = the task's physics substeps, a thread per core. What the physics engine alone can do: the ceiling;
 2. **one process**: ``redline train --nproc 1`` (one process, MuJoCo-C on every core, the rest of the step on one);
 3. **default**: ``redline train`` as a user types it (on the CPU it fills the cores by itself, see
-   :mod:`redline.commands.launch`).
+   :mod:`redline.commands.process_group`).
 
 The two training modes run as whole ``redline train`` subprocesses in alternating rounds (so load drifts on a
 shared machine slow both alike); a mode's figure is the median over rounds of the median per-iteration ``sps`` of
@@ -45,7 +45,7 @@ def raw_rollout_sps(task: str, num_envs: int, seconds: float = 5.0) -> dict[str,
     from mujoco import rollout
 
     from redline.envs import registry
-    from redline.envs.launch import isaaclab_env
+    from redline.envs.simulator import isaaclab_env
     from redline.host import usable_cores
 
     env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", ["physics=mujoco_cpu"])

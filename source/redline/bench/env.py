@@ -106,8 +106,8 @@ def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
     import torch
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
-    from redline.envs.launch import isaaclab_env
     from redline.envs.prepare import runner_cfg_dict
+    from redline.envs.simulator import isaaclab_env
     from redline.learning import PPOConfig
     from redline.runners.redline import RedlineRunner
 

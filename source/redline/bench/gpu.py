@@ -225,7 +225,7 @@ def learning_check(device: str, seeds: tuple[int, ...], iterations: int = 12) ->
 
 def _row(name: str, timing: Timing, shape: dict[str, Any], device: str) -> dict[str, Any]:
     """One learner's row: ms per iteration and the update's model FLOP utilisation."""
-    from redline.telemetry.verdict import iteration_flops, peak_tflops
+    from redline.telemetry.flops import iteration_flops, peak_tflops
 
     rollout_s, update_s = timing.rollout_s, timing.update_s
     sizes = [shape["num_obs"], *shape["hidden"]]

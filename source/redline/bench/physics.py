@@ -52,7 +52,7 @@ def bench(task: str, num_envs: int, threads: list[int], steps: int, rounds: int)
     import torch
 
     from redline.envs import registry
-    from redline.envs.launch import isaaclab_env
+    from redline.envs.simulator import isaaclab_env
 
     env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", ["physics=mujoco_cpu"])
     env_cfg.scene.num_envs = num_envs

@@ -132,8 +132,8 @@ class RedlineSide(Side):
     def __init__(self, shape: dict[str, Any], seed: int) -> None:
         super().__init__(shape, seed)
         from redline.learning import PPO, PPOConfig
-        from redline.learning.rsl_rl import bind_action_noise
         from redline.runners.episodes import EpisodeTracker
+        from redline.seeding.plan import bind_action_noise
 
         torch.manual_seed(seed)
         self.alg = PPO.from_env(self.env, PPOConfig.from_rsl_rl(_cfg(shape), precision="fp32"), "cpu", seed)
@@ -187,7 +187,7 @@ class RslRlSide(Side):
     def loop(self) -> None:
         from rsl_rl.utils import check_nan
 
-        from redline.runners.rsl_rl import episode_extras
+        from redline.runners.rsl_rl_runner import episode_extras
 
         alg, env, logger, clock = self.alg, self.env, self.logger, self.clock
         obs = self.obs

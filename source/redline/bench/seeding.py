@@ -43,8 +43,8 @@ def bench_seeding(num_envs: int, device: str, task: str | None) -> dict[str, flo
 def _env_step_s(task: str, num_envs: int, device: str, steps: int = 20) -> float:
     import torch
 
-    from redline.envs.launch import isaaclab_env
     from redline.envs.prepare import EnvRequest, prepare_env
+    from redline.envs.simulator import isaaclab_env
 
     prepared = prepare_env(EnvRequest(task, num_envs, device))
     with isaaclab_env(prepared.task, prepared.env_cfg) as env:

@@ -43,7 +43,7 @@ from redline.bench import stats
 from redline.bench.ablate import parse_fields
 from redline.envs.registry import PRESET_KEYS
 from redline.errors import UserError
-from redline.runs.metrics import read_records
+from redline.outputs.metrics import read_records
 
 LEARNER = "redline"
 OPPONENTS = ("rsl_rl", "none")

@@ -1,1 +1,2 @@
-"""The ``redline`` commands' implementations: train, play, report (plots), video, export, torchrun launch."""
+"""The ``redline`` commands' implementations: train (and its resume plan), play, report (plots), torchrun's process
+group."""

@@ -13,8 +13,9 @@ from typing import Any
 
 from redline.envs.prepare import EnvRequest, prepare_env
 from redline.errors import OutputError, UserError
-from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
-from redline.runs.folders import DEFAULT_LOG_ROOT
+from redline.media.video import VIDEO_FPS
+from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.outputs.folders import DEFAULT_LOG_ROOT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,9 +68,6 @@ class EpisodeStats:
 VIEWERS = {"newton": "newton_gl", "kit": "kit"}
 """``--viz`` values and the Isaac Lab visualizer each opens."""
 
-VIDEO_FPS = 30
-"""Target frame rate of ``--video`` [frames / s]; every k-th env step is rendered, k = round(1 / (fps * step_dt))."""
-
 
 def check_viewer(viz: str | None) -> str | None:
     """The Isaac Lab visualizer type for ``--viz``, or a :class:`UserError` saying why it cannot open here."""
@@ -94,7 +92,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
         checkpoint = load_checkpoint(ckpt_path)
     video_envs = None
     if opts.video:
-        from redline.commands.video import MAX_TILES
+        from redline.media.video import MAX_TILES
 
         video_envs = MAX_TILES  # every env is ray-traced; more would only cost time
     request = EnvRequest(opts.task, opts.num_envs, opts.device, opts.seed, opts.seeding, opts.overrides, play=True)
@@ -107,9 +105,9 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
     from rsl_rl.runners import OnPolicyRunner
 
-    from redline.commands.export import export_policy
-    from redline.envs.launch import isaaclab_env
     from redline.envs.prepare import runner_cfg_dict
+    from redline.envs.simulator import isaaclab_env
+    from redline.media.export import export_policy
 
     print(f"[redline] playing {env_task} with {ckpt_path} ({env_cfg.scene.num_envs} envs on {device})", flush=True)
     export_dir = ckpt_path.parent / "exported" / ckpt_path.stem  # one folder per checkpoint: model_<it>/
@@ -135,13 +133,13 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
 
 
 def _rollout_recorded(vec_env: Any, policy: Any, steps: int, path: Path) -> EpisodeStats:
-    """Play and record ``path`` (:class:`~redline.commands.video.NewtonVideoRecorder` renders and encodes it).
+    """Play and record ``path`` (:class:`~redline.media.video.NewtonVideoRecorder` renders and encodes it).
 
     The video is what ``--video`` asked for, so it is essential: a file that cannot be written (a full disk, a folder
     that vanished) is an :class:`OutputError` naming it (exit 74), and the cut mp4, unplayable without its index, is
     removed; the export written before is kept.
     """
-    from redline.commands import video
+    from redline.media import video
 
     every = max(1, round(1.0 / (VIDEO_FPS * vec_env.unwrapped.step_dt)))
     try:

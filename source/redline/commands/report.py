@@ -1,6 +1,6 @@
 """``redline report``: plots and a text summary of one run's ``metrics.jsonl``, or a comparison of two.
 
-Reads the records :class:`~redline.runs.metrics.MetricsLog` writes (one JSON object per iteration) and renders
+Reads the records :class:`~redline.outputs.metrics.MetricsLog` writes (one JSON object per iteration) and renders
 PNGs with matplotlib's Agg backend (no display needed):
 
 - ``reward.png``: mean reward vs env steps and vs wall time;
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from redline.errors import UserError
-from redline.runs.folders import check_writable
-from redline.runs.metrics import read_records
+from redline.outputs.folders import check_writable
+from redline.outputs.metrics import read_records
 from redline.telemetry.verdict import PHASES
 
 FIGURES = ("reward.png", "episode_length.png", "sps.png", "time_split.png", "report.png")
@@ -42,7 +42,7 @@ class Run:
     path: Path
     """The ``metrics.jsonl`` read."""
     records: tuple[dict[str, Any], ...]
-    """One dict per iteration (keys as in :mod:`redline.runs.metrics`)."""
+    """One dict per iteration (keys as in :mod:`redline.outputs.metrics`)."""
 
     def series(self, key: str, x: str = "env_steps") -> tuple[list[float], list[float]]:
         """``(xs, ys)`` over the records where both ``x`` and ``key`` hold a number (early rewards are None)."""

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from redline.commands import launch as distributed
-from redline.commands.launch import DistContext
+from redline.commands import process_group as distributed
+from redline.commands.process_group import DistContext
 from redline.commands.train_resume import ResumePlan, plan_resume
 from redline.envs import memory
 from redline.envs.memory import ranks_on_host
@@ -18,20 +18,15 @@ from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import usable_cores
 from redline.learning.limits import check_rollout
 from redline.learning.precision import PRECISIONS
+from redline.media.video import VIDEO_INTERVAL, VIDEO_LENGTH
+from redline.outputs import elastic
+from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.outputs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir, remove_if_empty_run
+from redline.runners.make import LEARNERS
 from redline.runners.peer_stop import PeerStops
 from redline.runners.stop import STARTUP, Stopped, StopRequest
 from redline.runners.writers import check_logger, set_logger
-from redline.runs import elastic
-from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint
-from redline.runs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir, remove_if_empty_run
 from redline.telemetry.verdict import PHASES
-
-VIDEO_LENGTH, VIDEO_INTERVAL = 200, 2000
-"""Isaac Lab's ``--video_length`` and ``--video_interval`` defaults [env steps]."""
-
-LEARNERS = ("redline", "rsl_rl")
-"""Selectable learners: ``redline`` (:mod:`redline.learning`) and ``rsl_rl`` (rsl_rl 5.5.1's OnPolicyRunner, the
-anchor redline is measured against)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,8 +96,8 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
     Args:
         opts: the options.
         ctx: this rank's place in a process group (None: a single process). Each rank gets ``num_envs`` envs whose
-            global ids start at ``rank * num_envs``; the env's own seed is ``seed + rank``, the per-env streams' seed
-            stays ``seed`` (their ids already differ).
+            global ids start at ``rank * num_envs``; where the seed goes on each rank:
+            :func:`redline.seeding.plan.seed_plan`.
     """
     if opts.learner not in LEARNERS:
         raise UserError(f"--learner: unknown learner '{opts.learner}' (valid: {', '.join(LEARNERS)})")
@@ -181,7 +176,8 @@ def check_launch(opts: TrainOptions) -> None:
 def auto_arrangement(opts: TrainOptions) -> tuple[int, int] | None:
     """``(processes, envs per process)`` that fill this host's cores for a run given without ``--nproc``, or None
     for one process: a GPU run, the rsl_rl learner (its multi-process path needs NCCL), or an env count that does not
-    split (:func:`redline.commands.launch.auto_nproc`). ``opts.num_envs`` (or the task's default) is the total."""
+    split (:func:`redline.commands.process_group.auto_nproc`). ``opts.num_envs`` (or the task's default) is the
+    total."""
     if opts.learner != "redline" or opts.distributed or opts.nproc is not None:
         return None
     prepared = prepare(opts)  # validates the options once, in this process, before any rank starts
@@ -274,7 +270,7 @@ def _learner_cfg(opts: TrainOptions, agent_cfg: Any) -> Any:
 
 def _mark_elastic(run_dir: Path, plan: ResumePlan, ctx: DistContext | None, start: int, iterations: int) -> None:
     """Under torchrun, name the run folder after the torchrun run (its restarts continue here,
-    :mod:`redline.runs.elastic`); on a restart, drop the metrics of iterations no checkpoint holds."""
+    :mod:`redline.outputs.elastic`); on a restart, drop the metrics of iterations no checkpoint holds."""
     attempt = elastic.Attempt.from_environ() if ctx is not None else None
     if attempt is None:
         return
@@ -302,11 +298,9 @@ def _run(
     from isaaclab.utils.io import dump_yaml
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
-    from redline.envs.launch import isaaclab_env
     from redline.envs.prepare import runner_cfg_dict
-    from redline.learning.distributed import Communicator
-    from redline.runners.redline import RedlineRunner
-    from redline.runners.rsl_rl import RslRlRunner
+    from redline.envs.simulator import isaaclab_env
+    from redline.runners.make import RunnerRequest, make_runner
 
     task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
     if run_dir is not None:
@@ -329,42 +323,28 @@ def _run(
     with isaaclab_env(task, env_cfg) as env:
         video = None
         if opts.video and run_dir is not None:  # rank 0 records; below rsl_rl's wrapper, where Isaac Lab puts it
-            from redline.commands.train_video import TrainingVideo
+            from redline.media.training_clips import TrainingVideo
 
             env = video = TrainingVideo(env, run_dir / "videos" / "train", opts.video_length, opts.video_interval)
         clips = None if video is None else video.take_finished
         vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
-        train_cfg = runner_cfg_dict(agent_cfg)
+        request = RunnerRequest(
+            train_cfg=runner_cfg_dict(agent_cfg),
+            run_dir=run_dir,
+            device=device,
+            seed=opts.seed,
+            save_interval=agent_cfg.save_interval,
+            learner_cfg=learner_cfg,
+            dist_timeout_s=None if ctx is None else ctx.timeout_s,
+            profile=opts.profile,
+            videos=clips,
+        )
         start = time.perf_counter()
         try:
-            if opts.learner == "rsl_rl":
-                log_dir = str(run_dir) if run_dir is not None else None
-                runner = RslRlRunner(vec_env, train_cfg, log_dir=log_dir, device=device, videos=clips)
-                if checkpoint is not None:
-                    _load(runner.resume, checkpoint, resume_path, task)
-                runner.stop_on(stop)
-                runner.learn(agent_cfg.max_iterations, init_at_random_ep_len=agent_cfg.init_at_random_ep_len)
-            else:
-                comm = None if ctx is None else Communicator.from_process_group(device, ctx.timeout_s)
-                redline_runner = RedlineRunner(
-                    vec_env,
-                    learner_cfg,
-                    run_dir,
-                    device,
-                    opts.seed,
-                    agent_cfg.save_interval,
-                    comm=comm,
-                    train_cfg=train_cfg,
-                )
-                if checkpoint is not None:
-                    _load(redline_runner.load, checkpoint, resume_path, task)
-                redline_runner.learn(
-                    agent_cfg.max_iterations,
-                    profile=opts.profile,
-                    init_at_random_ep_len=agent_cfg.init_at_random_ep_len,
-                    stop=stop,
-                    videos=clips,
-                )
+            runner = make_runner(opts.learner, vec_env, request)
+            if checkpoint is not None:
+                _load(runner.restore, checkpoint, resume_path, task)
+            runner.learn(agent_cfg.max_iterations, agent_cfg.init_at_random_ep_len, stop)
         finally:
             if video is not None:
                 video.finish_clip()  # a clip cut short by the end of training is still a playable file

@@ -1,7 +1,7 @@
 """Where a ``redline train`` run starts from: ``--resume``, or, for workers torchrun restarted, their own run.
 
 In a multi-process run rank 0 decides and every rank gets its answer (one ``broadcast_object_list``), so a checkpoint
-saved meanwhile cannot make ranks load different iterations. Elastic restarts (:mod:`redline.runs.elastic`): a
+saved meanwhile cannot make ranks load different iterations. Elastic restarts (:mod:`redline.outputs.elastic`): a
 restarted worker group continues the first attempt's run folder from its newest intact checkpoint and stops at the
 iteration the first attempt was to reach; before any checkpoint exists it starts over in that folder.
 """
@@ -12,10 +12,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from redline.commands.launch import DistContext
+from redline.commands.process_group import DistContext
 from redline.errors import UserError
-from redline.runs import elastic
-from redline.runs.checkpoints import checkpoints_in, resolve_checkpoint
+from redline.outputs import elastic
+from redline.outputs.checkpoints import checkpoints_in, resolve_checkpoint
 
 
 @dataclasses.dataclass(frozen=True)

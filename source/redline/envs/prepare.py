@@ -13,6 +13,7 @@ from redline.device import resolve_device
 from redline.envs import registry
 from redline.envs.checks import check_settings
 from redline.errors import UserError
+from redline.seeding.plan import seed_plan
 
 CPU_PHYSICS = "mujoco_cpu"
 """The physics preset a redline task gets on the CPU unless a ``physics=`` override chooses one: MuJoCo's C
@@ -31,7 +32,7 @@ class EnvRequest:
     device: str | None = None
     """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
     seed: int = 42
-    """Seed of the env (Isaac Lab's generator: ``seed + rank``), of the per-env streams and of the learner."""
+    """The run's seed: of the env, the per-env streams and the learner (:func:`redline.seeding.plan.seed_plan`)."""
     seeding: str | None = None
     """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
     overrides: tuple[str, ...] = ()
@@ -45,7 +46,7 @@ class EnvRequest:
 
 @dataclasses.dataclass(frozen=True)
 class PreparedEnv:
-    """A task's configs with a request applied, ready for :func:`redline.envs.launch.isaaclab_env`."""
+    """A task's configs with a request applied, ready for :func:`redline.envs.simulator.isaaclab_env`."""
 
     task: str
     """The task id the env is built from (the ``-Play`` twin for a play request)."""
@@ -82,14 +83,15 @@ def prepare_env(request: EnvRequest, default_num_envs: int | None = None) -> Pre
     elif not overridden:
         env_cfg.scene.num_envs = default_num_envs or task_default or env_cfg.scene.num_envs
     env_cfg.sim.device = device
-    env_cfg.seed = request.seed + request.rank  # Isaac Lab's own generator: distinct per global rank
+    seeds = seed_plan(request.seed, request.rank, env_cfg.scene.num_envs)  # where the seed goes, rank rules included
+    env_cfg.seed = seeds.env
     registry.apply_seeding(env_cfg, request.seeding)
     seeding = getattr(env_cfg, "seeding", None)
     if seeding is not None:
-        seeding.seed = request.seed if seeding.seed is None else seeding.seed
-        seeding.env_id_offset = request.rank * env_cfg.scene.num_envs
+        seeding.seed = seeds.streams if seeding.seed is None else seeding.seed
+        seeding.env_id_offset = seeds.env_id_offset
     agent_cfg.device = device
-    agent_cfg.seed = request.seed
+    agent_cfg.seed = seeds.agent
     check_settings(env_cfg, agent_cfg, request.overrides)  # before any simulator starts
     from redline.physics.support import check_supported
 

@@ -36,6 +36,7 @@ from redline.learning.policy_pass import EagerPolicyPass
 from redline.learning.precision import Precision
 from redline.learning.storage import RolloutStorage
 from redline.learning.value_norm import ValueNormalizer
+from redline.seeding.plan import seed_plan
 
 STEP_METRICS = (
     "loss",
@@ -108,10 +109,11 @@ class PPO:
         """The observation groups the storage keeps (the actor's, then the critic's)."""
         self.generator = torch.Generator(device=self.device)
         """Draws the minibatch partition; in the same state on every rank."""
-        self.generator.manual_seed(seed)
+        seeds = seed_plan(seed, self.comm.rank)
+        self.generator.manual_seed(seeds.minibatch)
         self.noise_generator = torch.Generator(device=self.device)
         """Draws the action noise when :attr:`action_noise` is None; seeded by (seed, global rank)."""
-        self.noise_generator.manual_seed((seed + 0x9E3779B97F4A7C15 * (self.comm.rank + 1)) % 2**63)
+        self.noise_generator.manual_seed(seeds.noise)
         self.action_noise: Callable[[], torch.Tensor] | None = None
         """Source of the ``(N, A)`` standard-normal action noise; None: the learner's own generator. Set it to the
         env's per-env streams (``redline.seeding``, ``Domain.POLICY``) to make action sampling partition-invariant."""

@@ -27,21 +27,10 @@ from redline.errors import UserError
 from redline.learning.config import PPOConfig
 from redline.learning.limits import check_agent, check_rollout
 from redline.learning.ppo import PPO as RedlinePPO
-from redline.seeding import Domain, Strategy
-from redline.seeding.state import env_streams
+from redline.seeding.plan import bind_action_noise
 
 CLASS_PATH = "redline.learning.rsl_rl:PPO"
 """The ``algorithm.class_name`` that selects this class."""
-
-
-def bind_action_noise(alg: RedlinePPO, env: Any) -> None:
-    """Draw ``alg``'s action noise from the env's per-env streams when it has non-shared ones (a redline task) and
-    ``cfg.env_action_noise`` is on: env g's noise is then a pure function of (seed, global env id g, episode, step),
-    whatever the partition."""
-    streams = env_streams(env)
-    if alg.cfg.env_action_noise and streams is not None and streams.strategy is not Strategy.SHARED:
-        shape = (env.num_actions,)
-        alg.action_noise = lambda: streams.normal(None, shape, domain=Domain.POLICY)
 
 
 class PPO:

@@ -1,9 +1,9 @@
 """The redline runner's per-iteration record: time split, learner FLOPs and verdict, GPU use, episodes, losses.
 
 :class:`IterationLogger` owns everything a run writes besides checkpoints (``metrics.jsonl`` through
-:class:`~redline.runs.metrics.MetricsLog`, the log writer that the ``logger`` setting chooses, training clips, the
+:class:`~redline.outputs.metrics.MetricsLog`, the log writer that the ``logger`` setting chooses, training clips, the
 NVML sampler), so the runner's ``learn`` stays a readable loop, as rsl_rl hands its logging to
-``rsl_rl.utils.logger.Logger``. Keys are listed in :mod:`redline.runs.metrics`.
+``rsl_rl.utils.logger.Logger``. Keys are listed in :mod:`redline.outputs.metrics`.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ import torch
 
 from redline.learning import PPO
 from redline.learning.rollout import PhaseTimes
+from redline.outputs.metrics import MetricsLog, warn_once
 from redline.runners.writers import Clip, log_video, open_writer
-from redline.runs.metrics import MetricsLog, warn_once
+from redline.telemetry.flops import iteration_flops, layer_sizes, peak_tflops
 from redline.telemetry.gpu_monitor import GpuMonitor
 from redline.telemetry.stragglers import RANK_KEYS, straggler
-from redline.telemetry.verdict import iteration_flops, layer_sizes, peak_tflops, verdict
+from redline.telemetry.verdict import verdict
 
 
 @dataclasses.dataclass(frozen=True)

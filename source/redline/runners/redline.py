@@ -22,12 +22,12 @@ from redline.errors import UserError
 from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator
 from redline.learning.rollout import PhaseTimes, collect_rollout
-from redline.learning.rsl_rl import bind_action_noise
+from redline.outputs.checkpoints import save_atomic
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
 from redline.runners.logger import CommStats, IterationLogger
 from redline.runners.stop import SHUTDOWN, TRAINING, Stopped, StopRequest
 from redline.runners.writers import Clip
-from redline.runs.checkpoints import save_atomic
+from redline.seeding.plan import bind_action_noise, seed_plan
 from redline.seeding.state import SEEDING_KEY, env_streams, gather_seeding_state, restore_seeding_state
 from redline.telemetry.profiler import IterationProfiler
 
@@ -88,7 +88,7 @@ class RedlineRunner:
         self.comm = comm if comm is not None else Communicator(device=device)
         cuda = torch.device(device).type == "cuda"
         with torch.random.fork_rng(devices=[torch.device(device)] if cuda else [], device_type="cuda"):
-            torch.manual_seed(seed)  # initial weights depend on the seed only, not on what the env drew before
+            torch.manual_seed(seed_plan(seed).torch)  # initial weights: the seed only, not what the env drew before
             self.alg = PPO.from_env(env, cfg, device=device, seed=seed, comm=self.comm)
         self.iteration = -1  # the last finished iteration
         self.tracker = EpisodeTracker(env.num_envs, env.device)
@@ -120,7 +120,7 @@ class RedlineRunner:
             stop: polled after every iteration; once a signal set it (on any rank), that iteration is saved and
                 :class:`~redline.runners.stop.Stopped` is raised.
             videos: called after every iteration for the training clips finished during it, which go to the log
-                writer (e.g. :meth:`redline.commands.train_video.TrainingVideo.take_finished`; None: no videos).
+                writer (e.g. :meth:`redline.media.training_clips.TrainingVideo.take_finished`; None: no videos).
         """
         if init_at_random_ep_len:
             randomize_episode_lengths(self.env)
@@ -208,7 +208,7 @@ class RedlineRunner:
         save_atomic(state, path)
 
     def load(self, checkpoint: dict[str, Any]) -> None:
-        """Restore a checkpoint (from :func:`~redline.runs.checkpoints.load_checkpoint`); training continues
+        """Restore a checkpoint (from :func:`~redline.outputs.checkpoints.load_checkpoint`); training continues
         at the iteration after the saved one."""
         self.alg.load_state_dict(checkpoint)
         self.iteration = int(checkpoint["iter"])

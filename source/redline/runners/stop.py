@@ -26,8 +26,8 @@ from pathlib import Path
 from types import FrameType
 
 from redline.errors import ExpectedExit
+from redline.outputs.folders import remove_if_empty_run
 from redline.runners.peer_stop import PeerStops
-from redline.runs.folders import remove_if_empty_run
 
 STARTUP, TRAINING, SHUTDOWN = "start-up", "training", "shutdown"
 """The phases of a run; only in ``training`` is a stop signal deferred to the end of the iteration in progress."""

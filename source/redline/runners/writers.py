@@ -2,7 +2,7 @@
 
 rsl_rl's :class:`~rsl_rl.utils.WandbLogWriter` and :class:`~rsl_rl.utils.NeptuneLogWriter` are TensorBoard
 ``SummaryWriter`` subclasses that also send every scalar to their service, so
-:class:`~redline.runs.metrics.MetricsLog` writes through any of them unchanged. The ``logger`` value is Isaac Lab's
+:class:`~redline.outputs.metrics.MetricsLog` writes through any of them unchanged. The ``logger`` value is Isaac Lab's
 (``tensorboard``, ``wandb``, ``neptune``; projects in ``wandb_project`` / ``neptune_project``) or rsl_rl's dict form
 ``{"class_name": ..., **kwargs}``.
 
@@ -171,7 +171,7 @@ def start_error(logger: Any, exc: Exception) -> UserError:
 
 
 class Clip(Protocol):
-    """A finished training clip (:class:`redline.commands.train_video.TrainingVideo` makes them)."""
+    """A finished training clip (:class:`redline.media.training_clips.TrainingVideo` makes them)."""
 
     @property
     def path(self) -> Path:

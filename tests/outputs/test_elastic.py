@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from redline.commands.train_resume import ResumePlan, _plan
-from redline.runs import elastic
+from redline.outputs import elastic
 
 
 def test_attempt_from_torchrun_variables() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from redline.runs.metrics import MetricsLog
+from redline.outputs.metrics import MetricsLog
 
 
 class _Writer:

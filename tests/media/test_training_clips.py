@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from redline.commands.train_video import TrainingVideo
+from redline.media.training_clips import TrainingVideo
 
 
 class _Env(gym.Env):
@@ -77,7 +77,7 @@ def test_a_clip_that_cannot_be_written_warns_once_and_training_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     """Videos are not essential: a full disk stops the recording, not the run."""
-    from redline.runs import metrics
+    from redline.outputs import metrics
 
     monkeypatch.setattr(metrics, "_warned", set(), raising=False)
     _Recorder.opened = []

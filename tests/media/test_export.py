@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from redline.commands.export import export_policy
 from redline.learning import PPO, PPOConfig
 from redline.learning.config import ModelConfig
 from redline.learning.testing import DummyVecEnv
+from redline.media.export import export_policy
 
 
 def test_onnx_and_torchscript_match_the_actor_on_1000_observations(tmp_path: Path) -> None:

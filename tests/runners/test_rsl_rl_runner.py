@@ -9,7 +9,7 @@ import pytest
 
 from redline.bench.learner import rsl_rl_cfg
 from redline.learning.testing import DummyVecEnv
-from redline.runners.rsl_rl import RslRlRunner
+from redline.runners.rsl_rl_runner import RslRlRunner
 from tests.runners.test_writers import _Clip
 
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from redline.errors import UserError
-from redline.runs import checkpoints
-from redline.runs.checkpoints import load_checkpoint, resolve_checkpoint, save_atomic
+from redline.outputs import checkpoints
+from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint, save_atomic
 
 
 def _ckpt(it: int) -> dict:

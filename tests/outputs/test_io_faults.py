@@ -16,10 +16,10 @@ import pytest
 import torch
 
 from redline.errors import OutputError, UserError
-from redline.runs import metrics as metrics_module
-from redline.runs.checkpoints import load_checkpoint, save_atomic
-from redline.runs.folders import check_writable, new_run_dir
-from redline.runs.metrics import MetricsLog
+from redline.outputs import metrics as metrics_module
+from redline.outputs.checkpoints import load_checkpoint, save_atomic
+from redline.outputs.folders import check_writable, new_run_dir
+from redline.outputs.metrics import MetricsLog
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
@@ -220,7 +220,7 @@ def test_a_closed_stdout_does_not_stop_training(
 def test_a_full_disk_during_an_export_keeps_the_previous_export(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from redline.commands import export
+    from redline.media import export
 
     out = tmp_path / "exported" / "model_3"
     out.mkdir(parents=True)

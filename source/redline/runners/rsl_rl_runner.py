@@ -1,6 +1,6 @@
 """The anchor learner: rsl_rl 5.5.1's ``OnPolicyRunner``, unchanged in its maths.
 
-redline only changes what it writes: metrics go to :class:`~redline.runs.metrics.MetricsLog`
+redline only changes what it writes: metrics go to :class:`~redline.outputs.metrics.MetricsLog`
 (``metrics.jsonl``, TensorBoard with rsl_rl's tags, a live display) and checkpoints are written atomically.
 """
 
@@ -17,11 +17,11 @@ from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.logger import Logger
 
 from redline.errors import ExpectedExit
+from redline.outputs.checkpoints import save_atomic
+from redline.outputs.metrics import MetricsLog
 from redline.runners.episodes import episode_key
 from redline.runners.stop import SHUTDOWN, TRAINING, Stopped, StopRequest
 from redline.runners.writers import Clip, log_video, start_error
-from redline.runs.checkpoints import save_atomic
-from redline.runs.metrics import MetricsLog
 from redline.seeding.state import SEEDING_KEY, gather_seeding_state, restore_seeding_state
 
 LOSS_KEYS = {"value": "value_loss", "surrogate": "surrogate_loss", "entropy": "entropy"}

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from redline.cli import main
-from redline.commands.launch import auto_nproc, strip_nproc, torchrun_command, with_num_envs
+from redline.commands.process_group import auto_nproc, strip_nproc, torchrun_command, with_num_envs
 
 
 def test_nproc_becomes_a_standalone_torchrun_of_the_same_command() -> None:
@@ -73,7 +73,7 @@ def test_unreachable_rendezvous_is_one_line_within_the_timeout() -> None:
     ],
 )
 def test_odd_torchrun_variables_are_one_line(monkeypatch: pytest.MonkeyPatch, env: dict, expected: str) -> None:
-    from redline.commands.launch import init
+    from redline.commands.process_group import init
     from redline.errors import UserError
 
     base = {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "localhost", "MASTER_PORT": "1"}

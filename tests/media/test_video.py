@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from redline.cli import main
-from redline.commands.video import look_at, tile_grid
+from redline.media.video import look_at, tile_grid
 
 
 def test_look_at_points_the_cameras_minus_z_at_the_target() -> None:
@@ -83,10 +83,10 @@ class _FullDiskRecorder:
 def test_play_video_on_a_full_disk_is_one_line_naming_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The video is what `play --video` was asked for: a full disk is an output error (exit 74) naming the file, and
     the cut mp4 (unplayable without its index) is removed. Before: an OSError traceback."""
-    from redline.commands import video
     from redline.commands.play import _rollout_recorded
     from redline.errors import OutputError
     from redline.learning.testing import DummyVecEnv
+    from redline.media import video
 
     env = DummyVecEnv(num_envs=4, seed=0)
     env.unwrapped = SimpleNamespace(step_dt=1 / 60)  # type: ignore[attr-defined]

@@ -3,7 +3,7 @@
 Isaac Lab wraps the env in gymnasium's ``RecordVideo`` with ``step_trigger = step % video_interval == 0``: a clip of
 ``video_length`` env steps starts at env step 0, ``video_interval``, ``2 * video_interval``, ... and is written to
 ``<run>/videos/train/rl-video-step-<step>.mp4``. :class:`TrainingVideo` is that wrapper, with its frames ray-traced
-headless by :class:`~redline.commands.video.NewtonVideoRecorder` (the first 4 envs, the CPU included) at ``redline
+headless by :class:`~redline.media.video.NewtonVideoRecorder` (the first 4 envs, the CPU included) at ``redline
 play --video``'s frame rate. Without ``--video`` the env is not wrapped: training steps pay nothing for it. A clip
 that cannot be written (a full disk) is said once on stderr and recording stops; training goes on (clips are not
 essential outputs).
@@ -20,12 +20,11 @@ from typing import Any, Protocol
 import gymnasium as gym
 import torch
 
-from redline.commands.play import VIDEO_FPS
-from redline.commands.train import VIDEO_INTERVAL, VIDEO_LENGTH
+from redline.media.video import VIDEO_FPS, VIDEO_INTERVAL, VIDEO_LENGTH
 
 
 class Recorder(Protocol):
-    """What :class:`TrainingVideo` needs of a recorder (:class:`~redline.commands.video.NewtonVideoRecorder`)."""
+    """What :class:`TrainingVideo` needs of a recorder (:class:`~redline.media.video.NewtonVideoRecorder`)."""
 
     frames: int
 
@@ -57,7 +56,7 @@ class TrainingClip:
 
 def newton_recorder(path: Path, fps: int) -> Recorder:
     """The default recorder: Newton's Warp ray tracer over the running simulation."""
-    from redline.commands.video import NewtonVideoRecorder
+    from redline.media.video import NewtonVideoRecorder
 
     return NewtonVideoRecorder(path, fps)
 
@@ -124,7 +123,7 @@ class TrainingVideo(gym.Wrapper):
 
     def _fail(self, exc: OSError) -> None:
         """Drop the clip being recorded and record no more; said once on stderr."""
-        from redline.runs.metrics import warn_once
+        from redline.outputs.metrics import warn_once
 
         self.failed = True
         recorder, self._recorder = self._recorder, None

@@ -1,0 +1,1 @@
+"""What a run shows and hands on: video of the simulation (play, training clips) and the exported policy."""
