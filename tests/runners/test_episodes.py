@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import collections
+import statistics
 from types import SimpleNamespace
 
 import pytest
 import torch
+from rsl_rl.utils.logger import Logger as RslLogger
 
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
 from redline.seeding.streams import EnvStreams
@@ -33,25 +34,23 @@ def test_window_and_history_means() -> None:
 
 
 def test_history_is_rsl_rl_last_100_episodes() -> None:
-    """The same statistic as rsl_rl's ``rewbuffer``: a deque of the last 100 returns, extended in env order."""
+    """The same statistic as rsl_rl's ``Train/mean_reward`` and ``Train/mean_episode_length``: rsl_rl 5.5.1's own
+    ``Logger`` (its ``rewbuffer``/``lenbuffer`` deques of the last 100 episodes, extended in env order, fp32 running
+    sums) fed the same steps, including one where more than 100 envs finish at once."""
     gen = torch.Generator().manual_seed(0)
     num_envs = 150  # more than 100 may finish in one step
     t = EpisodeTracker(num_envs, "cpu")
-    buffer: collections.deque[float] = collections.deque(maxlen=100)
-    lengths: collections.deque[float] = collections.deque(maxlen=100)
-    ret, length = torch.zeros(num_envs, dtype=torch.float64), torch.zeros(num_envs, dtype=torch.float64)
+    rsl = RslLogger(None, {"algorithm": {}}, {}, num_envs, False, 1, 0, "cpu")
+    rsl.writer = SimpleNamespace()  # rsl_rl fills its buffers only when it has a writer; nothing is written here
     for step in range(40):
-        rewards = torch.rand(num_envs, generator=gen)
+        rewards = torch.rand(num_envs, generator=gen) - 0.3
         dones = (torch.rand(num_envs, generator=gen) < (0.9 if step == 20 else 0.1)).long()
         t.step(rewards, dones)
-        ret, length = ret + rewards.double(), length + 1
-        buffer.extend(ret[dones.bool()].tolist())
-        lengths.extend(length[dones.bool()].tolist())
-        ret[dones.bool()], length[dones.bool()] = 0, 0
+        rsl.process_env_step(rewards, dones, {})
         if step % 7 == 0 or step == 20:
             out = t.read()
-            assert out["mean_reward"] == pytest.approx(sum(buffer) / len(buffer), rel=1e-5), step
-            assert out["mean_episode_length"] == pytest.approx(sum(lengths) / len(lengths), rel=1e-5), step
+            assert out["mean_reward"] == pytest.approx(statistics.mean(rsl.rewbuffer), rel=1e-6, abs=1e-6), step
+            assert out["mean_episode_length"] == pytest.approx(statistics.mean(rsl.lenbuffer), rel=1e-6), step
 
 
 def test_log_keys_stay_apart() -> None:
