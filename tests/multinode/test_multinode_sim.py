@@ -34,8 +34,22 @@ TRAIN = ["train", "--task", "Redline-Cartpole", "--device", "cpu", "--seeding", 
 DIST_TIMEOUT_S = 20
 """``--dist_timeout`` of the fault runs [s]: above the skew of two simulator start-ups (the ranks pass a barrier just
 before building their scenes; the first collective waits for the slower build), short enough for CI."""
-FAULT_ARGS = [*TRAIN, "--num_envs", "8", "--max_iterations", "1000", "agent.save_interval=1"]
-"""A run that ends only by a fault: small, a checkpoint every iteration."""
+PARTITION_TIMEOUT_S = 10
+"""``--dist_timeout`` of the partition run [s], which both sides wait out after the cut: still far above the
+measured skew at the first collective after that barrier (4-50 ms, 2026-12-03, on 2 loaded cores), as long as no
+rank can fall 10 s behind the other within an iteration of 8 envs."""
+FAULT_ARGS = [
+    *TRAIN,
+    "--num_envs",
+    "8",
+    "--max_iterations",
+    "1000",
+    "agent.save_interval=1",
+    "agent.algorithm.num_learning_epochs=1",
+    "agent.algorithm.num_mini_batches=2",
+]
+"""A run that ends only by a fault: small, a checkpoint every iteration, a short update (2 minibatches, so each
+iteration still makes several collectives: gathers and one all-reduce per minibatch)."""
 ONE_LINE = "stopped answering during"
 
 
@@ -123,12 +137,15 @@ LOST = re.compile(r"rank (\d): rank (\d) \(node (\d)\) of 2 stopped answering du
 """The one line a surviving rank prints for a lost one."""
 
 
-def _train_until(cluster: Cluster, tmp_path: Path, records: int, run_id: str, **kw: object) -> tuple[Path, ...]:
-    """Start the fault run on both nodes and wait until its run folder has ``records`` iterations."""
+def _train_until(
+    cluster: Cluster, tmp_path: Path, records: int, run_id: str, timeout_s: int = DIST_TIMEOUT_S, **kw: object
+) -> tuple[Path, ...]:
+    """Start the fault run on both nodes (process-group timeout ``timeout_s``) and wait until its run folder has
+    ``records`` iterations."""
     procs = _start_pair(
         cluster,
         tmp_path,
-        [*FAULT_ARGS, "--dist_timeout", DIST_TIMEOUT_S, "--log_root", tmp_path / "logs"],
+        [*FAULT_ARGS, "--dist_timeout", timeout_s, "--log_root", tmp_path / "logs"],
         run_id,
         **kw,
     )
@@ -175,13 +192,13 @@ def test_node_killed_mid_iteration(cluster: Cluster, tmp_path: Path) -> None:
 def test_link_cut_is_a_partition(cluster: Cluster, tmp_path: Path) -> None:
     """The link cut on node b's side mid-run (both nodes' processes live on): each side names the other rank and
     node in one line and exits non-zero within the process-group timeout plus the agents' shutdown."""
-    run, pa, pb = _train_until(cluster, tmp_path, 2, "partition")
+    run, pa, pb = _train_until(cluster, tmp_path, 2, "partition", timeout_s=PARTITION_TIMEOUT_S)
     cluster.b.link_down()
     start = time.monotonic()
-    statuses = wait_all([pa, pb], DIST_TIMEOUT_S + 120)
+    statuses = wait_all([pa, pb], PARTITION_TIMEOUT_S + 120)
     took = time.monotonic() - start
     assert None not in statuses and 0 not in statuses, _logs(tmp_path)
-    assert took < DIST_TIMEOUT_S + 120
+    assert took < PARTITION_TIMEOUT_S + 120
     for n in "ab":
         _lost_line((tmp_path / f"{n}.log").read_text())
     assert _whole_checkpoints(run)
