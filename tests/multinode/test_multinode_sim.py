@@ -170,7 +170,6 @@ def _lost_line(log: str) -> re.Match:
     return found
 
 
-@pytest.mark.extended  # ~2-4 min each on 2 loaded cores; the elastic test also kills a rank
 def test_node_killed_mid_iteration(cluster: Cluster, tmp_path: Path) -> None:
     """SIGKILL to node b's processes (torchrun's agent and its worker) mid-run: node a's rank names the lost rank
     and node in one line and its torchrun exits non-zero at once (a closed connection, no timeout needed)."""
@@ -188,7 +187,6 @@ def test_node_killed_mid_iteration(cluster: Cluster, tmp_path: Path) -> None:
     assert _whole_checkpoints(run)
 
 
-@pytest.mark.extended  # ~2-4 min each on 2 loaded cores; the elastic test also kills a rank
 def test_link_cut_is_a_partition(cluster: Cluster, tmp_path: Path) -> None:
     """The link cut on node b's side mid-run (both nodes' processes live on): each side names the other rank and
     node in one line and exits non-zero within the process-group timeout plus the agents' shutdown."""
