@@ -220,13 +220,19 @@ def test_node_that_never_arrives(cluster: Cluster, tmp_path: Path) -> None:
     assert "Traceback" not in log
 
 
+RESTART_JOIN_S = 20
+"""The elastic test's rendezvous join timeout [s]: above the skew of the two agents' restart round (node b's agent
+rejoins at once; node a's after its worker named the lost rank, within the 5 s store check-in, and exited), and
+what the test waits at its end for the agent that tries one more round."""
+
+
 def test_elastic_restart_then_sigterm_one_node(cluster: Cluster, tmp_path: Path) -> None:
     """Under ``--max_restarts 1``: node b's worker killed once (SIGKILL) -> node a's rank names it in one line,
     torchrun restarts both workers, which continue the same run folder from its latest checkpoint with the next
     iteration, by themselves. Then SIGTERM to node b (a Slurm pre-emption of one allocation): both ranks stop after
     the same iteration, which is saved once, and both nodes exit non-zero (an agent with a restart left tries one
-    more round and gives up after its join timeout, 30 s here)."""
-    run, pa, pb = _train_until(cluster, tmp_path, 3, "elastic", max_restarts=1, join_timeout_s=30)
+    more round and gives up after its join timeout, :data:`RESTART_JOIN_S` here)."""
+    run, pa, pb = _train_until(cluster, tmp_path, 2, "elastic", max_restarts=1, join_timeout_s=RESTART_JOIN_S)
     (worker,) = cluster.b.workers(pb)
     os.kill(worker, signal.SIGKILL)
     killed_at = len(_records(run))
@@ -238,7 +244,7 @@ def test_elastic_restart_then_sigterm_one_node(cluster: Cluster, tmp_path: Path)
         600,
     )
     assert restarted, _logs(tmp_path)
-    assert wait_for(lambda: len(_records(run)) >= killed_at + 2, 600), _logs(tmp_path)
+    assert wait_for(lambda: len(_records(run)) >= killed_at + 1, 600), _logs(tmp_path)  # one more iteration
     cluster.b.signal(signal.SIGTERM)
     statuses = wait_all([pa, pb], 180)
     logs = _logs(tmp_path)
