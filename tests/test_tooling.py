@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,14 +29,22 @@ def test_linters_pass(command: list[str]) -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
-def test_ci_fails_when_pytest_collects_nothing() -> None:
-    """``.ci/run`` (the README's test command on a clean checkout) treats "no tests collected" as a failure."""
+def test_ci_fails_when_pytest_collects_nothing_and_caches_bytecode() -> None:
+    """``.ci/run`` (the README's test command on a clean checkout) treats "no tests collected" as a failure, and its
+    processes cache their bytecode in the checkout even where the environment sets ``PYTHONDONTWRITEBYTECODE``."""
+    import _pytest.main
+
+    source = Path(_pytest.main.__file__).resolve()  # pytest imports it in every run
+    cached = ROOT / ".cache" / "pycache" / source.parent.relative_to("/") / f"main.{sys.implementation.cache_tag}.pyc"
+    cached.unlink(missing_ok=True)
     proc = subprocess.run(
         [str(ROOT / ".ci" / "run"), "tests/test_tooling.py", "-k", "no_test_has_this_name"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
     )
     assert proc.returncode == 5, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "pytest collected no tests" in proc.stderr
+    assert cached.is_file()
