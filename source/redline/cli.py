@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import gc
 import importlib
 import json
 import os
@@ -284,8 +285,21 @@ def _list() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``redline`` console script; returns the exit status."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Entry point of the ``redline`` console script; returns the exit status.
+
+    Run as the program (``argv`` None: the console script, ``python -m redline.cli``) it freezes the garbage
+    collector's objects before returning, so the interpreter's shutdown skips its full collections over the million
+    objects Isaac Lab, USD and torch leave (seconds on a small CPU); the process's memory goes back to the
+    system either way. A caller that passes ``argv`` keeps a collectable heap.
+    """
+    try:
+        return _entry(list(sys.argv[1:] if argv is None else argv))
+    finally:
+        if argv is None:
+            gc.freeze()
+
+
+def _entry(argv: list[str]) -> int:
     try:
         os.getcwd()  # a shell whose folder was deleted: torch's MKL then fails to load with a FATAL ERROR line
     except FileNotFoundError:
