@@ -18,11 +18,34 @@ TRAIN = ["train", "--task", "Redline-Cartpole", "--device", "cpu"]
 
 
 def _redline(*args: str | Path, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run(
-        [sys.executable, "-m", "redline.cli", *map(str, args)], capture_output=True, text=True, timeout=900, env=environ
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    (proc,) = _redlines([args], environ)
     return proc
+
+
+def _redlines(
+    commands: list[tuple[str | Path, ...]], environ: dict[str, str] | None = None
+) -> list[subprocess.CompletedProcess]:
+    """Run ``redline <args>`` for each of ``commands`` at the same time (each one process: its start-up, mostly one
+    core's imports, overlaps the others'); each must exit 0."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "redline.cli", *map(str, args)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environ,
+        )
+        for args in commands
+    ]
+    try:
+        outputs = [p.communicate(timeout=900) for p in procs]
+    finally:
+        for proc in procs:
+            proc.kill()
+    done = [subprocess.CompletedProcess(p.args, p.returncode, *out) for p, out in zip(procs, outputs, strict=True)]
+    for proc in done:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return done
 
 
 def _run_dir(log_root: Path) -> Path:
@@ -50,8 +73,12 @@ def test_two_ranks_match_one_process_and_resume_on_one(tmp_path: Path) -> None:
     arranged = _redline(*common, *two_ranks, "--log_root", tmp_path / "two", environ=automatic)
     if not two_ranks:
         assert "2 processes x 256 envs" in arranged.stderr
-    _redline(*common, "--nproc", "1", "--log_root", tmp_path / "one")
-    two, one = _run_dir(tmp_path / "two"), _run_dir(tmp_path / "one")
+    two = _run_dir(tmp_path / "two")
+    # the single-process reference, and the 2-rank checkpoint resumed on one process (it holds every rank's seeding
+    # counters: the same 512 global envs), side by side
+    resume = (*TRAIN, "--num_envs", "512", "--max_iterations", "1", "--resume", two, "--log_root", tmp_path / "two")
+    _redlines([(*common, "--nproc", "1", "--log_root", tmp_path / "one"), resume])
+    one = _run_dir(tmp_path / "one")
     ref = _params(one / "model_2.pt")
     assert (_params(two / "model_2.pt") - ref).abs().max() <= 1e-5 * ref.abs().max()
 
@@ -65,8 +92,6 @@ def test_two_ranks_match_one_process_and_resume_on_one(tmp_path: Path) -> None:
     assert all(len(r["ranks"]) == 2 and r["ranks"][1]["env_s"] > 0 and "straggler" in r for r in records)
     assert all("ranks" not in r for r in single)
 
-    # the checkpoint holds every rank's seeding counters: it resumes on one process with the same 512 global envs
-    _redline(*TRAIN, "--num_envs", "512", "--max_iterations", "1", "--resume", two, "--log_root", tmp_path / "two")
     resumed = [d for d in (tmp_path / "two" / "redline_cartpole").iterdir() if d != two]
     assert [r["iteration"] for r in _records(resumed[0])] == [3]
 
