@@ -92,25 +92,23 @@ def test_play_refuses_a_checkpoint_of_another_task(tmp_path: Path, capsys: pytes
     assert len(err) == 1 and "does not fit task Redline-Cartpole-Play" in err[0]
 
 
-def _isaaclab(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
+def _isaaclab(*args: str, cwd: Path) -> subprocess.Popen:
+    """Start Isaac Lab's stock ``isaaclab`` command; its output is read with ``communicate``."""
+    return subprocess.Popen(
         [str(Path(sys.executable).with_name("isaaclab")), *args],
         cwd=cwd,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=900,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
 
 
 def test_isaaclab_stock_cli_finds_and_trains_our_tasks(tmp_path: Path) -> None:
-    listed = _isaaclab("list_envs", cwd=tmp_path)
-    assert listed.returncode == 0, listed.stderr[-2000:]
-    from redline.envs.registry import redline_task_ids
-
-    for task in redline_task_ids():
-        assert task in listed.stdout, task
-    trained = _isaaclab(
+    """``isaaclab list_envs`` lists every redline task and ``isaaclab train`` trains one (side by side: each is one
+    process, mostly one core's imports)."""
+    listing = _isaaclab("list_envs", cwd=tmp_path)
+    training = _isaaclab(
         "train",
         "--rl_library",
         "rsl_rl",
@@ -125,7 +123,18 @@ def test_isaaclab_stock_cli_finds_and_trains_our_tasks(tmp_path: Path) -> None:
         "64",
         cwd=tmp_path,
     )
-    assert trained.returncode == 0, (trained.stdout[-3000:], trained.stderr[-3000:])
+    try:
+        listed, listed_err = listing.communicate(timeout=900)
+        trained, trained_err = training.communicate(timeout=900)
+    finally:
+        listing.kill()
+        training.kill()
+    assert listing.returncode == 0, listed_err[-2000:]
+    from redline.envs.registry import redline_task_ids
+
+    for task in redline_task_ids():
+        assert task in listed, task
+    assert training.returncode == 0, (trained[-3000:], trained_err[-3000:])
     assert list((tmp_path / "logs" / "rsl_rl" / "redline_cartpole").glob("*/model_2.pt"))
 
 
