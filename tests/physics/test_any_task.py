@@ -115,6 +115,7 @@ def test_post_import_hook_sees_the_tasks_a_package_registers(tmp_path: Path, mon
 def test_what_mujoco_cpu_cannot_simulate_is_refused_in_one_line() -> None:
     from isaaclab.sensors import ContactSensorCfg, ImuCfg
     from isaaclab.terrains import TerrainImporterCfg
+    from isaaclab.terrains.config.rough import ROUGH_TERRAINS_CFG
 
     cfg = resolve_presets(offer_mujoco_cpu(_user_cfg()), ["mujoco_cpu"])
     check_supported(cfg, "cpu")  # the cartpole needs nothing more
@@ -128,6 +129,11 @@ def test_what_mujoco_cpu_cannot_simulate_is_refused_in_one_line() -> None:
             r"env\.scene\.feet\.filter_prim_paths_expr",
         ),
         ("terrain", TerrainImporterCfg(prim_path="/World/ground"), r"env\.scene\.terrain\.terrain_type is 'generator'"),
+        (
+            "terrain",
+            TerrainImporterCfg(prim_path="/World/ground", terrain_generator=ROUGH_TERRAINS_CFG),
+            r"sub_terrains boxes, pyramid_stairs, pyramid_stairs_inv: convert_to_heightfield is False",
+        ),
     ]
     for name, part, message in cases:
         bad = resolve_presets(offer_mujoco_cpu(_user_cfg()), ["mujoco_cpu"])
@@ -135,3 +141,8 @@ def test_what_mujoco_cpu_cannot_simulate_is_refused_in_one_line() -> None:
         with pytest.raises(UserError, match=message):
             check_supported(bad, "cpu")
         check_supported(resolve_presets(offer_mujoco_cpu(_user_cfg()), ["newton_mjwarp"]), "cuda:0")
+    heightfields = ROUGH_TERRAINS_CFG.copy()
+    for sub in heightfields.sub_terrains.values():
+        sub.convert_to_heightfield = True
+    cfg.scene.terrain = TerrainImporterCfg(prim_path="/World/ground", terrain_generator=heightfields)
+    check_supported(cfg, "cpu")  # MuJoCo-C collides with the heightfield Newton makes of it

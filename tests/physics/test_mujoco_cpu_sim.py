@@ -238,7 +238,7 @@ def test_steps_match_mujoco_warp_or_solve_better(task: str, physics_steps: int, 
     parted = [row for row in check.worst if row[0] > 1e-3]
     assert parted, "no step differed: nothing checked the contact solves"
     for _, world, inputs, qacc_c, qacc_w in parted:
-        model = check.solver._models[world]
+        model = check.solver.world_model(world)
         assert solve_cost(model, inputs, qacc_c) <= solve_cost(model, inputs, qacc_w) * (1 + 1e-3)
 
 
@@ -300,7 +300,8 @@ def test_go1_contact_sensor_carries_its_weight() -> None:
         solver = u.sim.physics_manager._solver
         used = []
         for w in range(4):
-            m, d = solver._models[w], mujoco.MjData(solver._models[w])
+            m = solver.world_model(w)
+            d = mujoco.MjData(m)
             mujoco.mj_setState(m, d, solver._state[w], mujoco.mjtState.mjSTATE_FULLPHYSICS)
             mujoco.mj_forward(m, d)
             robot_geom = d.contact.geom[: d.ncon].max(1)  # the ground is geom 0

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any
+from typing import Any, cast
 
 import mujoco
 import numpy as np
@@ -262,6 +262,7 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         self._models: list[mujoco.MjModel] = [m] * self.nworld
         self._stepper: worlds.WorldStepper | None = None  # one model per thread when the worlds' models differ
         self._patchable = False  # the worlds' models differ in array fields only
+        self._patch: tuple[mujoco.MjModel, dict[str, np.ndarray]] | None = None  # (base, per-world fields) then
         self._datas: list[mujoco.MjData] = []
         self._sensordata: np.ndarray | None = None  # rollout's sensor output, (nworld, 1, nsensordata)
         self._wrench_adr: np.ndarray | None = None
@@ -277,6 +278,8 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         self.use_warp_step = False
         """Step with MuJoCo-Warp instead (same env, same process: for side-by-side benchmarks)."""
         self._cpu_ready = True
+        self._hfields = self._hfield_geoms()
+        self._place_hfields()
         self._sync_models()
 
     @property
@@ -403,7 +406,31 @@ class SolverMuJoCoCPU(SolverMuJoCo):
     def notify_model_changed(self, flags: ModelFlags | int) -> None:
         super().notify_model_changed(flags)
         if self._cpu_ready:
+            self._place_hfields()
             self._sync_models()
+
+    def _hfield_geoms(self) -> list[tuple[int, int, float]]:
+        """``[(MuJoCo geom, Newton shape, lowest height [m])]`` of every heightfield."""
+        geoms = np.flatnonzero(self.mj_model.geom_type == int(mujoco.mjtGeom.mjGEOM_HFIELD))
+        if not len(geoms):
+            return []
+        mapping: Any = self.mjc_geom_to_newton_shape
+        sources: Any = self.model.shape_source
+        shapes = mapping.numpy()[0]
+        return [(int(g), int(shapes[g]), float(sources[int(shapes[g])].min_z)) for g in geoms]
+
+    def _place_hfields(self) -> None:
+        """Put each heightfield geom where Newton's shape is. Newton builds a heightfield's MuJoCo geom with its origin
+        lowered to the field's lowest height (MuJoCo's elevations start at 0), but its geom-property update writes
+        the shape's own origin back into ``geom_pos``, which raises the field by ``-min_z`` (0.82 m on the rough
+        terrain) for every engine that collides with MuJoCo's geom (MuJoCo-C here; MuJoCo-Warp with MuJoCo's
+        contacts). Idempotent; run after every update."""
+        if not self._hfields:
+            return
+        pos = self.mjw_model.geom_pos.numpy()  # (nworld, ngeom, 3): a view of host memory
+        transforms = cast(Any, self.model.shape_transform).numpy()
+        for geom, shape, min_z in self._hfields:
+            pos[:, geom, 2] = transforms[shape][2] + min_z
 
     def _sync_models(self) -> None:
         """Copy every world's row of the per-world ``mjw_model`` fields into its ``MjModel``; worlds share one
@@ -415,35 +442,72 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         for name in OPTION_FIELDS:
             rows += self._rows(self.mjw_model.opt, name, self._template.opt, "opt")
         varies = any(not (values == values[:1]).all() for _, _, values in rows)
+        options_vary = any(where == "opt" and not (values == values[:1]).all() for where, _, values in rows)
+        self._patchable = varies and not options_vary  # solver options are a struct: worlds must share them
+        self._patch = None
+        if self._patchable and worlds.library()[0] is not None:
+            self._patch = self._world_values(rows)
+            self._models = [self._patch[0]] * self.nworld
+            self._build_stepper()
+            return
         if varies and self._models[-1] is self._models[0] and self.nworld > 1:
             self._models = [copy.copy(self._template) for _ in range(self.nworld)]
         targets = self._models if varies else [self._models[0]]
         for w, m in enumerate(targets):
-            for where, name, values in rows:
-                holder = m if where == "model" else m.opt
-                target = getattr(holder, name)
-                if isinstance(target, np.ndarray):
-                    target[...] = values[w].reshape(target.shape)
-                else:
-                    setattr(holder, name, type(target)(values[w].reshape(())))
-        for m in targets:
+            self._write_rows(m, rows, w)
             fix_sameframe(m)
         if not varies:
             self._models = [targets[0]] * self.nworld
-        options_vary = any(where == "opt" and not (values == values[:1]).all() for where, _, values in rows)
-        self._patchable = varies and not options_vary  # solver options are a struct: worlds must share them
         self._build_stepper()
+
+    @staticmethod
+    def _write_rows(m: mujoco.MjModel, rows: list[tuple[Any, str, np.ndarray]], w: int) -> None:
+        """Write world ``w``'s row of each per-world field in ``rows`` into ``m``."""
+        for where, name, values in rows:
+            holder = m if where == "model" else m.opt
+            target = getattr(holder, name)
+            if isinstance(target, np.ndarray):
+                target[...] = values[w].reshape(target.shape)
+            else:
+                setattr(holder, name, type(target)(values[w].reshape(())))
+
+    def _world_values(self, rows: list[tuple[Any, str, np.ndarray]]) -> tuple[mujoco.MjModel, dict[str, np.ndarray]]:
+        """``(base, {field: (nworld, ...) values})``: the worlds' models are ``base`` with each field replaced by
+        the world's row; only the fields that differ between worlds are listed. Built through one scratch model,
+        never one model per world: a model holding a large heightfield (the rough terrain: megabytes) would cost
+        its size per world."""
+        scratch = copy.copy(self._template)
+        flags = {name: getattr(self._template, name).copy() for name in SAMEFRAME_FIELDS}
+        names = [name for where, name, _ in rows if where == "model"] + list(SAMEFRAME_FIELDS)
+        per_world: dict[str, list[np.ndarray]] = {name: [] for name in names}
+        for w in range(self.nworld):
+            self._write_rows(scratch, rows, w)
+            for name, value in flags.items():
+                getattr(scratch, name)[...] = value  # fix_sameframe only clears flags: start from the compiled ones
+            fix_sameframe(scratch)
+            for name in names:
+                per_world[name].append(getattr(scratch, name).copy())
+        values = {name: np.stack(v) for name, v in per_world.items()}
+        return scratch, {name: v for name, v in values.items() if v.size and not (v == v[:1]).all()}
+
+    def world_model(self, w: int) -> mujoco.MjModel:
+        """World ``w``'s MuJoCo-C model (built on demand when the worlds share one patched model per thread)."""
+        if self._patch is None:
+            return self._models[w]
+        base, values = self._patch
+        m = copy.copy(base)
+        for name, v in values.items():
+            getattr(m, name)[...] = v[w].reshape(getattr(m, name).shape)
+        return m
 
     def _build_stepper(self) -> None:
         """Step with one model per thread, patched per world (:mod:`redline.physics.worlds`), when the worlds'
         models differ only in array fields and the C loop is available; else rollout with the per-world models."""
         self._stepper = None
-        if not self._patchable:
-            return
-        lib, _ = worlds.library()
-        if lib is not None:
-            fields = worlds.varying_fields(self._models, MODEL_FIELDS + SAMEFRAME_FIELDS)
-            self._stepper = worlds.WorldStepper(lib, self._models, fields, self.nthread)
+        if self._patch is not None:
+            lib, _ = worlds.library()
+            assert lib is not None
+            self._stepper = worlds.WorldStepper.from_values(lib, *self._patch, self.nthread)
 
     def _rows(self, source: Any, name: str, target: Any, where: str) -> list[tuple[Any, str, np.ndarray]]:
         """``[(where, name, values (nworld, ...))]`` when ``source.name`` is a per-world array that ``target`` has

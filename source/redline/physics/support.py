@@ -6,8 +6,9 @@ so a task is refused, in one line naming the field, when it needs:
 - a CUDA device (the worlds live in host memory);
 - an IMU or PVA sensor (body accelerations, ``body_qdd``, are not returned);
 - a contact sensor filtered by counterpart (``filter_prim_paths_expr``: per-pair forces are not returned);
-- a terrain other than a plane (MuJoCo collides with a mesh as with its convex hull; Newton's collision pipeline,
-  which MuJoCo-Warp can use for meshes, does not feed the C step).
+- a terrain other than a plane or a generated terrain collided with as a heightfield (every sub-terrain's
+  ``convert_to_heightfield`` set: Newton then hands MuJoCo an ``hfield``): MuJoCo collides with a mesh as with its
+  convex hull, and Newton's collision pipeline, which MuJoCo-Warp can use for meshes, does not feed the C step.
 """
 
 from __future__ import annotations
@@ -48,8 +49,28 @@ def unsupported(env_cfg: Any) -> Iterator[str]:
             yield f"{path} is an {type(node).__name__.removesuffix('Cfg')} sensor: body accelerations are not returned"
         elif isinstance(node, ContactSensorCfg) and node.filter_prim_paths_expr:
             yield f"{path}.filter_prim_paths_expr is set: per-counterpart contact forces are not returned"
-        elif isinstance(node, TerrainImporterCfg) and node.terrain_type != "plane":
-            yield f"{path}.terrain_type is '{node.terrain_type}': only a plane is supported"
+        elif isinstance(node, TerrainImporterCfg) and not _heightfield_or_plane(node):
+            yield _terrain_problem(path, node)
+
+
+def _heightfield_or_plane(terrain: Any) -> bool:
+    """Whether MuJoCo-C sees ``terrain`` as Newton does: a plane, or a generated terrain made a heightfield."""
+    if terrain.terrain_type == "plane":
+        return True
+    generator = terrain.terrain_generator
+    subs = getattr(generator, "sub_terrains", None) or {}
+    return terrain.terrain_type == "generator" and bool(subs) and all(s.convert_to_heightfield for s in subs.values())
+
+
+def _terrain_problem(path: str, terrain: Any) -> str:
+    if terrain.terrain_type != "generator" or terrain.terrain_generator is None:
+        return f"{path}.terrain_type is '{terrain.terrain_type}': only a plane or a generated heightfield is supported"
+    meshes = sorted(k for k, s in terrain.terrain_generator.sub_terrains.items() if not s.convert_to_heightfield)
+    names = ", ".join(meshes) or "(none)"
+    return (
+        f"{path}.terrain_generator.sub_terrains {names}: convert_to_heightfield is False "
+        "(MuJoCo would collide with a mesh's convex hull; set it True)"
+    )
 
 
 def _walk(node: Any, path: str, seen: set[int]) -> Iterator[tuple[str, Any]]:

@@ -23,7 +23,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import mujoco
@@ -109,13 +109,31 @@ class WorldStepper:
     """
 
     def __init__(self, lib: ctypes.CDLL, models: Sequence[mujoco.MjModel], fields: Sequence[str], nthread: int):
+        values = {f: np.stack([getattr(m, f) for m in models]) for f in fields}
+        self._setup(lib, models[0], values, len(models), nthread)
+
+    @classmethod
+    def from_values(
+        cls, lib: ctypes.CDLL, base: mujoco.MjModel, values: Mapping[str, np.ndarray], nthread: int
+    ) -> WorldStepper:
+        """The stepper of worlds whose models are ``base`` with each field of ``values`` (``(nworld, ...)``, one row
+        per world; at least one field) replaced by the world's row: no per-world model is built (a model holding a
+        large heightfield would cost its size per world)."""
+        stepper = cls.__new__(cls)
+        stepper._setup(lib, base, values, len(next(iter(values.values()))), nthread)
+        return stepper
+
+    def _setup(
+        self, lib: ctypes.CDLL, base: mujoco.MjModel, values: Mapping[str, np.ndarray], nworld: int, nthread: int
+    ) -> None:
         self._lib = lib
-        self.nworld, self.nthread = len(models), nthread
-        self.models = [copy.copy(models[0]) for _ in range(nthread)]
+        fields = list(values)
+        self.nworld, self.nthread = nworld, nthread
+        self.models = [copy.copy(base) for _ in range(nthread)]
         """The threads' own model copies (a solver option changed later must be set on these too)."""
         self._datas = [mujoco.MjData(m) for m in self.models]
         self._src = [
-            np.ascontiguousarray(np.stack([getattr(m, f) for m in models]).reshape(self.nworld, -1)).view(np.uint8)
+            np.ascontiguousarray(values[f].astype(getattr(base, f).dtype).reshape(self.nworld, -1)).view(np.uint8)
             for f in fields
         ]  # (nworld, bytes) per field
         self._size = np.array([s.shape[1] for s in self._src], dtype=np.int64)
