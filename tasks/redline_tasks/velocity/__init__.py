@@ -1,4 +1,4 @@
-"""Quadruped velocity tracking on flat ground (manager-based), Isaac Lab's velocity task on local assets."""
+"""Quadruped velocity tracking on flat and rough ground (manager-based), Isaac Lab's velocity task on local assets."""
 
 from ..registration import register_task
 
@@ -8,4 +8,12 @@ register_task(
     env_cfg_module=f"{__name__}.go1_env_cfg",
     env_cfg_class="Go1FlatEnvCfg",
     agent_cfg=f"{__name__}.agents.rsl_rl_ppo_cfg:Go1FlatPPORunnerCfg",
+)
+
+register_task(
+    "Redline-Velocity-Rough-Go1",
+    env_entry_point=f"{__name__}.velocity_env:VelocityEnv",
+    env_cfg_module=f"{__name__}.rough_env_cfg",
+    env_cfg_class="Go1RoughEnvCfg",
+    agent_cfg=f"{__name__}.agents.rough_ppo_cfg:Go1RoughPPORunnerCfg",
 )

@@ -1,0 +1,16 @@
+"""PPO hyper-parameters for Redline-Velocity-Rough-Go1: the flat Go1's, with Isaac Lab's rough iteration budget."""
+
+from isaaclab.utils import configclass
+
+from .rsl_rl_ppo_cfg import Go1FlatPPORunnerCfg
+
+
+@configclass
+class Go1RoughPPORunnerCfg(Go1FlatPPORunnerCfg):
+    """The flat Go1's PPO (24 steps/env, 5 epochs x 4 minibatches, adaptive KL, running observation normalisation)
+    and its [128, 128, 128] networks: Isaac Lab's rough configs use [512, 256, 128], ~5x the update FLOPs on a CPU,
+    and the 187 height-scan inputs already make the first layer 5x wider. 1500 iterations, as Isaac Lab's rough
+    legged tasks."""
+
+    max_iterations = 1500
+    experiment_name = "redline_velocity_rough_go1"
