@@ -203,6 +203,16 @@ def fix_sameframe(m: mujoco.MjModel) -> int:
     return fixed
 
 
+def without_midphase(m: mujoco.MjModel) -> mujoco.MjModel:
+    """``m`` with MuJoCo's midphase off. The midphase culls a body's geoms through a bounding-volume tree that the
+    compiler builds in the body's inertial frame; Newton edits inertial frames after compiling (see
+    :func:`fix_sameframe`), so the tree can sit turned against the geoms and cull real contacts: MuJoCo-C missed
+    two of the G1's left sole capsules on the ground while MuJoCo-Warp (no midphase) saw them (docs/g1.md). The
+    robots here hold at most a few geoms per body, so the midphase saved next to nothing."""
+    m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)
+    return m
+
+
 def _layout(m: mujoco.MjModel, spec: int) -> dict[int, slice]:
     """Where each component of a ``spec`` vector lies (``mj_getState`` writes them in bit order)."""
     out, start = {}, 0
@@ -238,7 +248,7 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         self._cpu_ready = False
         super().__init__(model, **kwargs)
 
-        m = self.mj_model
+        m = without_midphase(self.mj_model)
         self.nthread = nthread
         """Threads stepping the worlds (:meth:`set_nthread` changes it)."""
         self.nworld = int(self.mjw_data.nworld)
@@ -378,7 +388,7 @@ class SolverMuJoCoCPU(SolverMuJoCo):
     def _recompile(self) -> None:
         """Compile the spec with the sensors added so far; every world steps that model from now on."""
         base = self.mj_model
-        m = self._mj_spec.compile()
+        m = without_midphase(self._mj_spec.compile())
         # Newton adjusts the compiled model (inertial frames, damping ratios, constants): take those values over
         for name in dir(base):
             value = getattr(base, name, None)
