@@ -58,3 +58,22 @@ def test_go1_is_local_and_is_the_converted_menagerie_model(tmp_path: Path) -> No
     # the shipped USD is what the converter makes of the MJCF (collision shapes at MuJoCo contact priority 1)
     convert(data / "go1.xml", tmp_path / "go1.usda", priority=1)
     assert (tmp_path / "go1.usda").read_text() == (data / "go1.usda").read_text()
+
+
+def test_g1_is_local_and_is_the_converted_menagerie_model(tmp_path: Path) -> None:
+    from redline.assets.mjcf_to_usd import convert
+
+    root = assets.ensure_asset_root(tmp_path / "root")
+    g1 = Usd.Stage.Open(str(root / assets.G1_REL))
+    prims = list(Usd.PrimRange(g1.GetDefaultPrim()))
+    joints = [p.GetName() for p in prims if p.GetTypeName() == "PhysicsRevoluteJoint"]
+    assert len(joints) == 29 and not [j for j in joints if "hand" in j or "finger" in j]  # 29 dof, no hands
+    bodies = [p for p in prims if "PhysicsRigidBodyAPI" in p.GetAppliedSchemas()]
+    assert len(bodies) == 30 and 33.0 < sum(p.GetAttribute("physics:mass").Get() for p in bodies) < 34.0  # [kg]
+    assert not [p for p in prims if p.GetTypeName() == "Mesh"]  # collision primitives only
+    soles = [p for p in prims if p.GetName().startswith(("left_foot", "right_foot"))]
+    assert len(soles) == 6 and all(p.GetTypeName() == "Capsule" for p in soles)
+    data = Path(assets.__file__).with_name("data") / "unitree_g1"
+    assert "BSD 3-Clause License" in (data / "LICENSE").read_text()
+    convert(data / "g1.xml", tmp_path / "g1.usda", root_name="g1", priority=1)
+    assert (tmp_path / "g1.usda").read_text() == (data / "g1.usda").read_text()

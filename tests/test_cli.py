@@ -73,7 +73,7 @@ def test_console_script_prints_no_traceback() -> None:
 def test_list_shows_every_task_and_its_play_twin(capsys: pytest.CaptureFixture) -> None:
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    for task in ("Redline-Cartpole", "Redline-Ant", "Redline-Velocity-Flat-Go1"):
+    for task in ("Redline-Cartpole", "Redline-Ant", "Redline-Velocity-Flat-Go1", "Redline-Velocity-Flat-G1"):
         assert f"\n{task} " in out and f"\n{task}-Play " in out
 
 

@@ -50,7 +50,13 @@ def _run(task: str, num_envs: int, strategy: str, reset_orders: list[list[int]],
 
 
 @pytest.mark.parametrize(
-    ("task", "steps"), [("Redline-Cartpole", 120), ("Redline-Ant", 120), ("Redline-Velocity-Flat-Go1", 40)]
+    ("task", "steps"),
+    [
+        ("Redline-Cartpole", 120),
+        ("Redline-Ant", 120),
+        ("Redline-Velocity-Flat-Go1", 40),
+        ("Redline-Velocity-Flat-G1", 30),
+    ],
 )
 def test_per_env_is_partition_invariant_bitwise(task: str, steps: int) -> None:
     # 4 more episodes for envs 0-3, in different orders, alone or together with envs 4-7

@@ -11,7 +11,12 @@ from redline.seeding import EnvStreams
 pytestmark = pytest.mark.sim
 
 
-SIZES = {"Redline-Velocity-Flat-Go1": (16, 500), "Redline-Velocity-Flat-Go1-Play": (16, 100)}
+SIZES = {
+    "Redline-Velocity-Flat-Go1": (16, 500),
+    "Redline-Velocity-Flat-Go1-Play": (16, 100),
+    "Redline-Velocity-Flat-G1": (16, 40),  # MuJoCo-Warp on the CPU: ~1 s per G1 env step, whatever the env count
+    "Redline-Velocity-Flat-G1-Play": (8, 20),
+}
 """(envs, steps) where the default 64 x 200 would be slow: a Go1 env step costs ~10x a Cartpole one on the CPU."""
 
 

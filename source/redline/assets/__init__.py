@@ -2,8 +2,8 @@
 
 Isaac Lab's stock tasks fetch their USD files from a remote asset server. redline builds the same files
 locally instead, from files inside installed registry packages (Newton's wheel ships a flattened copy of
-Isaac Lab's cartpole and the MuJoCo ant) plus a ground plane and a Unitree Go1 shipped in this package. The
-folder is laid out like Isaac Lab's asset root, so the same folder also serves the stock tasks:
+Isaac Lab's cartpole and the MuJoCo ant) plus a ground plane, a Unitree Go1 and a Unitree G1 shipped in this
+package. The folder is laid out like Isaac Lab's asset root, so the same folder also serves the stock tasks:
 
     export ISAACSIM_ASSET_ROOT=$(redline assets)
 
@@ -27,6 +27,8 @@ ANT_REL = "Isaac/Robots/IsaacSim/Ant/ant_instanceable.usd"
 """MuJoCo ant (joint and body names match Isaac Lab's Ant), where Isaac Lab looks for it."""
 GO1_REL = "Redline/Robots/Unitree/Go1/go1.usda"
 """Unitree Go1 (MuJoCo Menagerie's model, collision shapes only; see ``data/unitree_go1/README.md``)."""
+G1_REL = "Redline/Robots/Unitree/G1/g1.usda"
+"""Unitree G1, 29 joints, no hands (MuJoCo Menagerie's MJX model, collision shapes only; ``data/unitree_g1/``)."""
 GROUND_PLANE_REL = "Isaac/IsaacLab/Environments/Grid/default_ground_plane_checker_v1/default_ground_plane.usda"
 """Flat ground: an ``Xform`` with one collision ``Plane`` child, where Isaac Lab looks for its grid plane."""
 
@@ -64,6 +66,7 @@ def _sources() -> dict[str, str]:
         ANT_REL: _newton_asset("ant.usda").read_text(),
         GROUND_PLANE_REL: (_DATA / "ground_plane.usda").read_text(),
         GO1_REL: (_DATA / "unitree_go1" / "go1.usda").read_text(),
+        G1_REL: (_DATA / "unitree_g1" / "g1.usda").read_text(),
     }
 
 

@@ -9,7 +9,7 @@ for Isaac Lab's actuators to set). Collision geometry is kept (boxes, spheres, c
 
 Used once to produce the USD files shipped in ``redline/assets/data``::
 
-    python -m redline.assets.mjcf_to_usd robot.xml robot.usda --priority 1
+    python -m redline.assets.mjcf_to_usd robot.xml robot.usda --priority 1 [--root_name g1]
 
 ``--priority`` writes MuJoCo's contact priority (``mjc:priority``, which Newton passes to ``geom_priority``) on every
 collision shape. MuJoCo combines two geoms' frictions by taking the larger, unless one geom has the higher priority,
@@ -91,6 +91,8 @@ def convert(xml_path: str | Path, usd_path: str | Path, root_name: str | None = 
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
     name = root_name or model.names[: model.names.index(b"\0")].decode() or "robot"
+    if not Sdf.Path.IsValidIdentifier(name):
+        raise ValueError(f"root prim name {name!r} (the MJCF's model name) is not a USD identifier; pass --root_name")
     stage = Usd.Stage.CreateNew(str(usd_path))
     UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
     UsdGeom.SetStageMetersPerUnit(stage, 1.0)

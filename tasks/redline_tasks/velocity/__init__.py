@@ -1,4 +1,5 @@
-"""Quadruped velocity tracking on flat and rough ground (manager-based), Isaac Lab's velocity task on local assets."""
+"""Legged velocity tracking (manager-based), Isaac Lab's velocity tasks on local assets: the Go1 on flat and rough
+ground, the G1 humanoid on flat ground."""
 
 from ..registration import register_task
 
@@ -16,4 +17,12 @@ register_task(
     env_cfg_module=f"{__name__}.rough_env_cfg",
     env_cfg_class="Go1RoughEnvCfg",
     agent_cfg=f"{__name__}.agents.rough_ppo_cfg:Go1RoughPPORunnerCfg",
+)
+
+register_task(
+    "Redline-Velocity-Flat-G1",
+    env_entry_point=f"{__name__}.velocity_env:VelocityEnv",
+    env_cfg_module=f"{__name__}.g1_env_cfg",
+    env_cfg_class="G1FlatEnvCfg",
+    agent_cfg=f"{__name__}.agents.g1_ppo_cfg:G1FlatPPORunnerCfg",
 )

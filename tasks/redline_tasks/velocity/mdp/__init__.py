@@ -12,7 +12,10 @@ from isaaclab.envs.mdp import (  # noqa: F401
     flat_orientation_l2,
     generated_commands,
     illegal_contact,
+    is_terminated,
     joint_acc_l2,
+    joint_deviation_l1,
+    joint_pos_limits,
     joint_pos_rel,
     joint_torques_l2,
     joint_vel_rel,
@@ -24,7 +27,13 @@ from isaaclab.envs.mdp import (  # noqa: F401
     track_lin_vel_xy_exp,
     undesired_contacts,
 )
-from isaaclab_tasks.core.velocity.mdp import feet_air_time  # noqa: F401
+from isaaclab_tasks.core.velocity.mdp import (  # noqa: F401
+    feet_air_time,
+    feet_air_time_positive_biped,
+    feet_slide,
+    track_ang_vel_z_world_exp,
+    track_lin_vel_xy_yaw_frame_exp,
+)
 
 from .commands import SeededUniformVelocityCommand, SeededUniformVelocityCommandCfg  # noqa: F401
 from .events import (  # noqa: F401
