@@ -16,6 +16,8 @@ SIZES = {
     "Redline-Velocity-Flat-Go1-Play": (16, 100),
     "Redline-Velocity-Flat-G1": (16, 40),  # MuJoCo-Warp on the CPU: ~1 s per G1 env step, whatever the env count
     "Redline-Velocity-Flat-G1-Play": (8, 20),
+    "Redline-Velocity-Rough-Go1": (8, 60),  # the full 10 x 10 terrain: most of the time is building it
+    "Redline-Velocity-Rough-Go1-Play": (8, 30),
 }
 """(envs, steps) where the default 64 x 200 would be slow: a Go1 env step costs ~10x a Cartpole one on the CPU."""
 
