@@ -56,8 +56,9 @@ def _perturbed(state: dict[str, torch.Tensor], eps: float) -> dict[str, torch.Te
 def _instrument(role: str, eps: float, env: Any, runner: Any, out: Path) -> None:
     """Make ``runner``'s learner draw the shared randomness and record its parameters after every update.
 
-    ``role``: ``rsl_rl`` (saves its initial weights), ``redline`` (loads them) or ``control`` (rsl_rl again, loading
-    them moved by ``eps``: how fast two runs of the same code part from a rounding-sized difference)."""
+    ``role``: ``rsl_rl`` (saves its initial weights), ``redline`` (loads them), ``control`` (rsl_rl again, loading
+    them moved by ``eps``: how fast two runs of the same code part from a small difference) or ``fused`` (rsl_rl
+    again from the same weights with torch's fused Adam kernel: the same maths, rounded differently)."""
     from redline.runners.episodes import randomize_episode_lengths
 
     alg = runner.runner.alg
@@ -67,9 +68,11 @@ def _instrument(role: str, eps: float, env: Any, runner: Any, out: Path) -> None
         init = torch.load(out / "init.pt")
         if role == "control":
             init = {k: _perturbed(v, eps) for k, v in init.items()}
+        if role == "fused":  # rounding alone: rsl_rl with torch's fused Adam kernel (redline's) instead of its loop
+            alg.optimizer.param_groups[0]["fused"] = True
         alg.actor.load_state_dict(init["actor"])  # into redline's flat-buffer views, in place
         alg.critic.load_state_dict(init["critic"])
-    learner = "rsl_rl" if role == "control" else role
+    learner = "rsl_rl" if role in ("control", "fused") else role
     if learner == "redline":
         num_envs, num_actions = env.num_envs, env.num_actions
         alg.action_noise = lambda: torch.randn(num_envs, num_actions)  # torch's global generator, seeded below
@@ -110,9 +113,9 @@ def run(args: argparse.Namespace) -> int:
     import subprocess
 
     args.out.mkdir(parents=True, exist_ok=True)
-    roles = ("rsl_rl", "redline", "control") if args.control else ("rsl_rl", "redline")
+    roles = ("rsl_rl", "redline", *(["control"] if args.control else []), *(["fused"] if args.fused else []))
     for role in roles:
-        learner = "rsl_rl" if role == "control" else role
+        learner = "rsl_rl" if role in ("control", "fused") else role
         cmd = [sys.executable, __file__, "_train", "--out", str(args.out), "--role", role, "--eps", str(args.control)]
         cmd += ["--learner", learner, "--"]
         cmd += ["train", "--task", args.task, "--seed", str(args.seed), "--max_iterations", str(args.iterations)]
@@ -149,11 +152,15 @@ def _records(out: Path, learner: str) -> list[dict[str, Any]]:
 def compare(args: argparse.Namespace) -> int:
     """Per iteration: the largest parameter difference and a few logged statistics of both runs."""
     ours, theirs = (torch.load(args.out / f"{n}_params.pt") for n in ("redline", "rsl_rl"))
-    path = args.out / "control_params.pt"
-    control = torch.load(path) if path.is_file() else None
+    path = next(
+        (args.out / f"{n}_params.pt" for n in ("control", "fused") if (args.out / f"{n}_params.pt").is_file()), None
+    )
+    control = torch.load(path) if path is not None else None
     rec_ours, rec_theirs = _records(args.out, "redline"), _records(args.out, "rsl_rl")
     keys = ("mean_reward", "mean_episode_length", "lr", "value_loss")
-    head = "| it | max abs param diff redline - rsl_rl | " + ("control - rsl_rl | " if control is not None else "")
+    head = "| it | max abs param diff redline - rsl_rl | " + (
+        f"{path.stem[:-7]} - rsl_rl | " if path is not None else ""
+    )
     print(head + " | ".join(f"{k} (redline / rsl_rl)" for k in keys) + " |")
     print("|---" * (len(keys) + 2 + (control is not None)) + "|")
     for it in range(min(len(ours), len(theirs))):
@@ -184,6 +191,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--seed", type=int, default=52)
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--num_envs", type=int, default=None, help="envs (the task's default)")
+    p.add_argument("--fused", action="store_true", help="also run rsl_rl with torch's fused Adam (rounding only)")
     p.add_argument("--control", type=float, default=0.0, help="also run rsl_rl from the initial weights moved by this")
     args = p.parse_args(argv)
     return run(args) if args.mode == "run" else compare(args)
