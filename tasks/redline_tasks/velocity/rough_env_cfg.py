@@ -60,12 +60,7 @@ class RoughSceneCfg(VelocitySceneCfg):
         terrain_generator=go1_rough_terrains(),
         max_init_terrain_level=5,
         collision_group=-1,
-        physics_material=sim_utils.RigidBodyMaterialCfg(
-            friction_combine_mode="multiply",
-            restitution_combine_mode="multiply",
-            static_friction=1.0,
-            dynamic_friction=1.0,
-        ),
+        physics_material=VelocitySceneCfg(num_envs=1, env_spacing=0.0).terrain.physics_material,  # the flat ground
         visual_material=sim_utils.PreviewSurfaceCfg(diffuse_color=(0.45, 0.45, 0.42)),
         debug_vis=False,
     )
