@@ -50,12 +50,15 @@ FOOTPRINTS: dict[tuple[str, str], Footprint] = {
     ("Redline-Ant", "newton_mjwarp"): Footprint(fixed_mib=400, per_env_kib=64),
     ("Redline-Velocity-Flat-Go1", "mujoco_cpu"): Footprint(fixed_mib=400, per_env_kib=384),
     ("Redline-Velocity-Flat-Go1", "newton_mjwarp"): Footprint(fixed_mib=400, per_env_kib=384),
+    ("Redline-Velocity-Flat-G1", "mujoco_cpu"): Footprint(fixed_mib=400, per_env_kib=416),
+    ("Redline-Velocity-Flat-G1", "newton_mjwarp"): Footprint(fixed_mib=400, per_env_kib=416),
 }
 """Per (task, physics preset); the ``-Play`` twins share their task's entry. Measured on the CPU (2026-12-03, peak
 RSS growth, 64 vs 2048 envs on mujoco_cpu): Cartpole 311 -> 357 MiB (24 KiB/env), Ant 374 -> 471 MiB (50 KiB/env),
-Go1 181 -> 790 MiB (314 KiB/env); rounded up by a quarter. newton_mjwarp's 64 vs 256 envs differed by less than the
-RSS noise (~30 MiB, 174-390 MiB fixed), so it takes mujoco_cpu's per-env figures."""
-DEFAULT_FOOTPRINT = Footprint(fixed_mib=400, per_env_kib=384)
+Go1 181 -> 790 MiB (314 KiB/env), G1 165 -> 804 MiB (330 KiB/env); rounded up by a quarter. newton_mjwarp's 64
+vs 256 envs differed by less than the RSS noise (~30 MiB, 174-390 MiB fixed), so it takes mujoco_cpu's per-env
+figures."""
+DEFAULT_FOOTPRINT = Footprint(fixed_mib=400, per_env_kib=416)
 """Tasks not measured (Isaac Lab's own): the largest measured per-env cost."""
 
 
