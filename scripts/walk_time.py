@@ -1,0 +1,112 @@
+"""When did a velocity-tracking run walk? The Go1 walking criterion of docs/go1.md over ``redline train`` runs.
+
+    python scripts/walk_time.py RUN_DIR [RUN_DIR ...]
+
+A run walks at the end of the first aligned 10-iteration window (iterations 0-9, 10-19, ...) whose means over the
+window's records have an episode-mean xy velocity error <= 0.35 m/s, a yaw-rate error <= 0.4 rad/s and >= 90 % of
+the episodes that ended reaching the time-out (Isaac Lab's ``Episode_Termination`` counts). Prints, per run, the
+training time (``wall_time_s``) and env steps at that window's end, or the run's totals and its last window's errors
+when it never walked (censored); then the IQM of the training time with a 95 % percentile bootstrap CI (2,000
+resamples, numpy seed 0; censored runs count at their totals, which makes the IQM a lower bound).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from redline.bench import stats
+
+WINDOW = 10
+"""Iterations per window."""
+MAX_ERR_XY = 0.35
+"""[m/s] episode-mean xy velocity error."""
+MAX_ERR_YAW = 0.4
+"""[rad/s] episode-mean yaw-rate error."""
+MIN_TIMEOUTS = 0.9
+"""Share of the ended episodes that reached the time-out."""
+
+ERR_XY = "episode/Metrics/base_velocity/error_vel_xy"
+ERR_YAW = "episode/Metrics/base_velocity/error_vel_yaw"
+TERMINATION = "episode/Episode_Termination/"
+
+
+def _mean(records: list[dict[str, Any]], key: str) -> float:
+    """Mean of ``key`` over the records that carry it (nan when none does)."""
+    values = [r[key] for r in records if r.get(key) is not None]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def window_figures(records: list[dict[str, Any]]) -> dict[str, float]:
+    """The criterion's three figures over one window's records."""
+    terms = {k for r in records for k in r if k.startswith(TERMINATION)}
+    ended = sum(_mean(records, k) for k in terms)
+    timeouts = _mean(records, TERMINATION + "time_out")
+    return {
+        "err_xy": _mean(records, ERR_XY),
+        "err_yaw": _mean(records, ERR_YAW),
+        "timeouts": timeouts / ended if ended > 0 else float("nan"),
+    }
+
+
+def walked(figures: dict[str, float]) -> bool:
+    """Whether a window's figures meet the walking criterion (nan never does)."""
+    return bool(
+        figures["err_xy"] <= MAX_ERR_XY and figures["err_yaw"] <= MAX_ERR_YAW and figures["timeouts"] >= MIN_TIMEOUTS
+    )
+
+
+def walk_time(run: Path) -> dict[str, Any]:
+    """``run``'s walking time: the first walking window's end, or its totals (``censored``)."""
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    if not records:
+        raise SystemExit(f"walk_time.py: error: {run / 'metrics.jsonl'} holds no record")
+    windows: dict[int, list[dict[str, Any]]] = {}
+    for r in records:
+        windows.setdefault(r["iteration"] // WINDOW, []).append(r)
+    figures: dict[str, float] = {}
+    end, censored = records[-1], True
+    for index in sorted(windows):
+        window = windows[index]
+        figures = window_figures(window)
+        if len(window) == WINDOW and walked(figures):
+            end, censored = window[-1], False
+            break
+    return {
+        "run": str(run),
+        "censored": censored,
+        "iteration": end["iteration"],
+        **figures,
+        "minutes": end["wall_time_s"] / 60.0,
+        "env_steps": end["env_steps"],
+    }
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    rows = [walk_time(Path(a)) for a in argv]
+    for r in rows:
+        state = "never walked (totals)" if r["censored"] else "walked"
+        print(
+            f"{r['run']}: {state} at iteration {r['iteration']}, {r['minutes']:.2f} min, {r['env_steps'] / 1e6:.2f} M"
+            f" env steps (window: err xy {r['err_xy']:.3f} m/s, yaw {r['err_yaw']:.3f} rad/s,"
+            f" time-outs {100 * r['timeouts']:.0f} %)"
+        )
+    minutes = [r["minutes"] for r in rows]
+    low, high = stats.stratified_bootstrap_ci([minutes])
+    censored = sum(r["censored"] for r in rows)
+    print(
+        f"IQM training time to walk: {stats.iqm(minutes):.2f} min [{low:.2f}, {high:.2f}] over {len(rows)} runs"
+        + (f" ({censored} never walked: counted at their totals, a lower bound)" if censored else "")
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
