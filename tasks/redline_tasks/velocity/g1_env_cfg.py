@@ -15,9 +15,8 @@ from isaaclab.utils import configclass, replace
 
 from redline.assets.robots import G1_ACTION_SCALE, UNITREE_G1_CFG
 
-from ..common import use_play_defaults
 from . import mdp
-from .velocity_env_cfg import RewardsCfg, VelocityFlatEnvCfg
+from .velocity_env_cfg import RewardsCfg, VelocityFlatEnvCfg, use_velocity_play_defaults
 
 FEET = ".*_ankle_roll_link"
 """The bodies carrying the soles (three capsules each)."""
@@ -135,6 +134,4 @@ class G1FlatEnvCfg_PLAY(G1FlatEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
-        use_play_defaults(self)
-        self.observations.policy.enable_corruption = False
-        self.events.push_robot = None
+        use_velocity_play_defaults(self)

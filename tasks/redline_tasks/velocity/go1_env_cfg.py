@@ -6,8 +6,7 @@ from isaaclab.utils import configclass, replace
 
 from redline.assets.robots import UNITREE_GO1_CFG
 
-from ..common import use_play_defaults
-from .velocity_env_cfg import VelocityFlatEnvCfg
+from .velocity_env_cfg import VelocityFlatEnvCfg, use_velocity_play_defaults
 
 ##
 # Environment
@@ -37,6 +36,4 @@ class Go1FlatEnvCfg_PLAY(Go1FlatEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
-        use_play_defaults(self)
-        self.observations.policy.enable_corruption = False
-        self.events.push_robot = None
+        use_velocity_play_defaults(self)

@@ -19,12 +19,11 @@ from isaaclab.terrains import TerrainGeneratorCfg, TerrainImporterCfg
 from isaaclab.terrains.config.rough import ROUGH_TERRAINS_CFG
 from isaaclab.utils import configclass
 
-from ..common import use_play_defaults
 from .go1_env_cfg import Go1FlatEnvCfg
 from .mdp import noisy_term
 from .mdp.height_scan import height_scan
 from .mdp.terrain import seed_terrain_origins, terrain_levels_vel
-from .velocity_env_cfg import ObservationsCfg, VelocitySceneCfg
+from .velocity_env_cfg import ObservationsCfg, VelocitySceneCfg, use_velocity_play_defaults
 
 
 def go1_rough_terrains(num_rows: int = 10, num_cols: int = 10) -> TerrainGeneratorCfg:
@@ -116,9 +115,7 @@ class Go1RoughEnvCfg_PLAY(Go1RoughEnvCfg):
 
     def __post_init__(self):
         super().__post_init__()
-        use_play_defaults(self)
-        self.observations.policy.enable_corruption = False
-        self.events.push_robot = None
+        use_velocity_play_defaults(self)
         self.scene.terrain.max_init_terrain_level = None
         generator = self.scene.terrain.terrain_generator
         generator.num_rows, generator.num_cols = 5, 5

@@ -28,7 +28,7 @@ from isaaclab_tasks.core.velocity.velocity_env_cfg import RoughPhysicsCfg
 
 from redline.assets.scene import LocalPlaneTerrainImporter
 
-from ..common import SeedingCfg, with_mujoco_cpu
+from ..common import SeedingCfg, use_play_defaults, with_mujoco_cpu
 from . import mdp
 from .mdp import noisy_term
 
@@ -255,3 +255,11 @@ class VelocityFlatEnvCfg(ManagerBasedRLEnvCfg):
         self.sim.physics.default = newton_mjwarp
         self.sim.physics = with_mujoco_cpu(self.sim.physics)  # physics=mujoco_cpu: MuJoCo's C engine, all cores
         self.scene.contact_forces.update_period = self.sim.dt
+
+
+def use_velocity_play_defaults(cfg: VelocityFlatEnvCfg) -> None:
+    """What every velocity ``-Play`` twin changes (Isaac Lab's play changes): 16 envs, ``eval`` seeding, no
+    observation noise, no pushes."""
+    use_play_defaults(cfg)
+    cfg.observations.policy.enable_corruption = False
+    cfg.events.push_robot = None
