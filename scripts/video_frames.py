@@ -17,6 +17,8 @@ from PIL import Image
 
 def frames(video: Path, count: int) -> list[Image.Image]:
     """``count`` frames of ``video`` evenly spaced from its first to its last (fewer if the clip is shorter)."""
+    if not video.is_file():
+        raise SystemExit(f"video_frames.py: error: VIDEO: {video} is not a file (a `redline play --video` mp4)")
     with av.open(str(video)) as container:
         decoded = [f.to_image() for f in container.decode(video=0)]
     if not decoded:

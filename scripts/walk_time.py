@@ -62,9 +62,12 @@ def walked(figures: dict[str, float]) -> bool:
 
 def walk_time(run: Path) -> dict[str, Any]:
     """``run``'s walking time: the first walking window's end, or its totals (``censored``)."""
-    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    metrics = run / "metrics.jsonl"
+    if not metrics.is_file():
+        raise SystemExit(f"walk_time.py: error: RUN_DIR: {run} holds no metrics.jsonl (a `redline train` run folder)")
+    records = [json.loads(line) for line in metrics.read_text().splitlines() if line.strip()]
     if not records:
-        raise SystemExit(f"walk_time.py: error: {run / 'metrics.jsonl'} holds no record")
+        raise SystemExit(f"walk_time.py: error: {metrics} holds no record")
     windows: dict[int, list[dict[str, Any]]] = {}
     for r in records:
         windows.setdefault(r["iteration"] // WINDOW, []).append(r)

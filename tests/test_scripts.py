@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
@@ -53,3 +55,10 @@ def test_a_partial_window_never_walks_and_the_run_is_censored_at_its_totals(tmp_
     result = walk.walk_time(_run(tmp_path, records))
     assert result["censored"] and result["iteration"] == 14 and result["minutes"] == 1.5
     assert result["err_xy"] == 0.2  # the last (partial) window's figures, reported
+
+
+def test_a_folder_without_metrics_is_a_one_line_error(tmp_path: Path) -> None:
+    walk = _script("walk_time")
+    with pytest.raises(SystemExit, match=r"^walk_time.py: error: RUN_DIR: .* holds no metrics.jsonl") as exit_:
+        walk.walk_time(tmp_path)
+    assert "\n" not in str(exit_.value)
