@@ -40,9 +40,37 @@ def test_capture_plans_and_cpu_fields(result: dict) -> None:
     assert all(0.0 < row["mean"] < 1.5 and len(row["final_reward"]) == 1 for row in result["learning"].values())
 
 
+def test_the_race_trains_every_learner_from_the_same_seed(result: dict) -> None:
+    race = result["race"]
+    assert (race["shape"], race["iterations"]) == ("tiny", 2)
+    for name in ("redline_default", "rsl_rl_fp32", "rsl_rl_mixed_precision"):
+        row = race[name]
+        assert len(row["final_reward"]) == len(row["wall_s"]) == 1
+        assert 0.0 < row["mean_final_reward"] < 1.5 and row["mean_wall_s"] > 0
+    assert race["wall_ratio_redline_to_rsl_rl_fp32"] == [
+        race["redline_default"]["wall_s"][0] / race["rsl_rl_fp32"]["wall_s"][0]
+    ]
+
+
+def test_reward_meter_sums_each_steps_mean_reward() -> None:
+    import torch
+
+    from redline.bench.gpu import _reward_meter
+    from redline.bench.learner import SHAPES, synthetic_env
+
+    env, twin = synthetic_env(SHAPES["tiny"], "cpu", 3), synthetic_env(SHAPES["tiny"], "cpu", 3)
+    total = _reward_meter(env)
+    actions = torch.full((env.num_envs, env.num_actions), 0.3)
+    with torch.inference_mode():  # as the rollout steps the env
+        want = sum(float(twin.step(actions)[1].mean()) for _ in range(3))
+        for _ in range(3):
+            env.step(actions)
+    assert float(total) == pytest.approx(want, rel=1e-6) and want != 0.0
+
+
 def test_show_prints_a_table(result: dict, capsys: pytest.CaptureFixture[str]) -> None:
     from redline.bench.gpu import show
 
     show(result)
     out = capsys.readouterr().out
-    assert "rsl_rl_mixed_precision" in out and "philox at 4096 envs" in out
+    assert "rsl_rl_mixed_precision" in out and "philox at 4096 envs" in out and "race, dummy task" in out

@@ -2,16 +2,20 @@
 
 ``--pack DIR`` writes the wheels such a machine lacks (redline, tensordict, rsl-rl-lib and their pure-Python
 dependencies; no Warp, no Isaac Lab) into ``DIR``; ``scripts/gpu_check.sh`` installs them into a venv over the
-system torch and runs this bench. The run prints one JSON with:
+system torch (on PYTHONPATH) and runs this bench. The run prints one JSON with:
 
 - ``sync_debug``: host syncs per env step and per gradient step, counted by ``torch.cuda.set_sync_debug_mode``;
 - ``update``: ms per iteration of the legged shape's PPO update for redline (bf16 captured, bf16 eager, fp32) and
   rsl_rl 5.5.1 (fp32 and ``use_mixed_precision``), timed in alternation in one process, with MFU;
 - ``gpu_monitor``: the NVML sampler's mean utilisation during the timed iterations;
 - ``philox``: the per-env draw at 4096 envs, fused kernel vs op by op [ms];
-- ``first_ratio_dev``: max |ratio − 1| on the first minibatch under bf16 (0 up to rounding when the fp32 islands hold).
+- ``first_ratio_dev``: max |ratio − 1| on the first minibatch under bf16 (0 up to rounding when the fp32 islands hold);
+- ``learning``: the device default vs plain learners on the small dummy task, final reward per seed;
+- ``race``: redline's device default against rsl_rl 5.5.1 (fp32, mixed precision) training the dummy task at the
+  legged shape from the same seeds: final reward and wall time per seed.
 
-``--quick`` runs the tiny shape for one iteration (CI runs ``--quick --device cpu --json``).
+``--quick`` runs the tiny shape for one iteration (CI runs ``--quick --device cpu --json``); ``--learning-seeds 10``
+makes the learning check and the race a claim rather than an anecdote.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -51,6 +56,11 @@ BUNDLE_LIMIT_MB = 64.0
 """The most the bundle may weigh [MiB]."""
 PHILOX_ENVS = 4096
 """Envs of the Philox comparison."""
+RACE_ITERATIONS = 30
+"""Iterations of each learner in :func:`learning_race` (the dummy task at the legged shape is learnt by then)."""
+LEARNING_SEEDS = (0, 1, 2)
+"""Seeds of :func:`learning_check` (three: an anecdote that catches a default that does not learn at all;
+``--learning-seeds`` asks for more)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +68,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pack", metavar="DIR", help="write the bundle of wheels for a bare GPU machine and stop")
     parser.add_argument("--quick", action="store_true", help="tiny shape, one timed iteration (CI)")
     parser.add_argument("--iterations", type=positive_int, default=10, help="timed iterations (not --quick)")
+    parser.add_argument(
+        "--learning-seeds",
+        type=positive_int,
+        default=len(LEARNING_SEEDS),
+        help=f"seeds of the learning check and race (default {len(LEARNING_SEEDS)}: an anecdote; >= 10 for a claim)",
+    )
+    parser.add_argument(
+        "--race-iterations", type=positive_int, default=RACE_ITERATIONS, help="iterations per learner in the race"
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -65,7 +84,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.pack:
         return pack(Path(args.pack))
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    return bench(device, quick=args.quick, iterations=1 if args.quick else args.iterations)
+    iterations = 1 if args.quick else args.iterations
+    seeds = tuple(range(args.learning_seeds))
+    return bench(device, args.quick, iterations, learning_seeds=seeds, race_iterations=args.race_iterations)
 
 
 def show(result: dict[str, Any]) -> None:
@@ -92,6 +113,11 @@ def show(result: dict[str, Any]) -> None:
     print(f"  GPU utilisation (NVML): {result['gpu_monitor']['gpu_util']}")
     for name, row in result["learning"].items():
         print(f"  learning, dummy task, {name} ({row['capture']}): final reward {row['mean']:.3f}", row["final_reward"])
+    race = result["race"]
+    print(f"  race, dummy task at the {race['shape']} shape, {race['iterations']} iterations:")
+    for name in RACE_LEARNERS:
+        row = race[name]
+        print(f"    {name:<24} final reward {row['mean_final_reward']:.3f}, {row['mean_wall_s']:.2f} s")
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -141,7 +167,13 @@ def _has_pip(python: str) -> bool:
 # Benchmark
 
 
-def bench(device: str, quick: bool, iterations: int) -> dict[str, Any]:
+def bench(
+    device: str,
+    quick: bool,
+    iterations: int,
+    learning_seeds: tuple[int, ...] = LEARNING_SEEDS,
+    race_iterations: int = RACE_ITERATIONS,
+) -> dict[str, Any]:
     """Every measurement of the module docstring on ``device``; JSON-ready."""
     from redline.telemetry.gpu_monitor import GpuMonitor
 
@@ -181,12 +213,11 @@ def bench(device: str, quick: bool, iterations: int) -> dict[str, Any]:
         "gpu_monitor": utilisation,
         "philox": philox_cost(device, reps=3 if quick else 50),
         "first_ratio_dev": float(captured_state["metrics"]["first_ratio_dev"]),
-        "learning": learning_check(device, (0,), iterations=2) if quick else learning_check(device, LEARNING_SEEDS),
+        "learning": learning_check(device, (0,), iterations=2) if quick else learning_check(device, learning_seeds),
+        "race": learning_race(shape_name, device, (0,) if quick else learning_seeds, 2 if quick else race_iterations),
     }
 
 
-LEARNING_SEEDS = (0, 1, 2)
-"""Seeds of :func:`learning_check` (three: an anecdote that catches a default that does not learn at all)."""
 LEARNING_VARIANTS: dict[str, tuple[str, Literal["auto", "off"]]] = {
     "default": ("auto", "auto"),
     "fp32_eager": ("fp32", "off"),
@@ -221,6 +252,71 @@ def learning_check(device: str, seeds: tuple[int, ...], iterations: int = 12) ->
             finals.append(float(torch.stack(rewards[-3:]).mean()))
         result[name] = {"final_reward": finals, "mean": sum(finals) / len(finals), "capture": alg.capture_plan.kind}
     return result
+
+
+RACE_LEARNERS: dict[str, Callable[[dict[str, Any], str, int, Any], Loop]] = {
+    "redline_default": lambda shape, device, seed, env: redline_loop(shape, "auto", device, seed, env=env)[0],
+    "rsl_rl_fp32": lambda shape, device, seed, env: rsl_rl_loop(shape, False, device, seed, env=env),
+    "rsl_rl_mixed_precision": lambda shape, device, seed, env: rsl_rl_loop(shape, True, device, seed, env=env),
+}
+"""The race's learners: redline's device default (bf16 + value normalisation + capture on CUDA) against what users
+have (rsl_rl 5.5.1, fp32 and its own mixed precision), the same rsl_rl hyper-parameters."""
+
+
+def learning_race(shape_name: str, device: str, seeds: tuple[int, ...], iterations: int) -> dict[str, Any]:
+    """Each of :data:`RACE_LEARNERS` trains the dummy task at ``shape_name`` (the legged shape: 4096 envs x 24
+    steps, [512, 256, 128] networks) for ``iterations`` from the same env seed and initial weights, one learner after
+    the other per seed.
+
+    Returns, per learner and per seed, the mean reward per env step of each iteration (``curves``) and of the last
+    three (``final_reward``; random actions earn ~0.3, the ideal controller ~1.0) and the wall time of the
+    ``iterations`` [s] (the first, with any capture or compilation, included); and per seed the ratio of redline's
+    wall time to rsl_rl fp32's.
+    """
+    shape = SHAPES[shape_name]
+    result: dict[str, Any] = {name: {"final_reward": [], "wall_s": [], "curves": []} for name in RACE_LEARNERS}
+    sync = device_sync(device)
+    for seed in seeds:
+        for name, make in RACE_LEARNERS.items():
+            env = synthetic_env(shape, device, seed)
+            reward_sum = _reward_meter(env)
+            rollout, update = make(shape, device, seed, env)
+            sums = []
+            sync()  # nothing of the set-up left in the queue when the clock starts
+            start = time.perf_counter()
+            for _ in range(iterations):
+                rollout()
+                update()
+                sums.append(reward_sum.clone())
+                reward_sum.zero_()
+            sync()
+            result[name]["wall_s"].append(time.perf_counter() - start)
+            rewards = torch.stack(sums) / shape["steps"]
+            result[name]["final_reward"].append(float(rewards[-3:].mean()))
+            result[name]["curves"].append([round(float(r), 5) for r in rewards])
+    for row in result.values():
+        row["mean_final_reward"] = statistics.fmean(row["final_reward"])
+        row["mean_wall_s"] = statistics.fmean(row["wall_s"])
+    redline, rsl_rl = result["redline_default"], result["rsl_rl_fp32"]
+    result["wall_ratio_redline_to_rsl_rl_fp32"] = [
+        a / b for a, b in zip(redline["wall_s"], rsl_rl["wall_s"], strict=True)
+    ]
+    result["iterations"], result["shape"] = iterations, shape_name
+    return result
+
+
+def _reward_meter(env: Any) -> torch.Tensor:
+    """Make ``env.step`` add its mean reward to the returned 0-dim tensor, on the device (no host sync)."""
+    total = torch.zeros((), device=env.device)
+    step = env.step
+
+    def counted(actions: torch.Tensor) -> Any:
+        obs, rewards, dones, extras = step(actions)
+        total.add_(rewards.mean())
+        return obs, rewards, dones, extras
+
+    env.step = counted
+    return total
 
 
 def _row(name: str, timing: Timing, shape: dict[str, Any], device: str) -> dict[str, Any]:

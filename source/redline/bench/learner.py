@@ -137,13 +137,16 @@ def synthetic_env(shape: dict[str, Any], device: str, seed: int) -> Any:
     return DummyVecEnv(shape["num_envs"], shape["num_obs"], shape["num_actions"], device=device, seed=seed)
 
 
-def rsl_rl_loop(shape: dict[str, Any], bf16: bool, device: str, seed: int = 0, class_name: str = "PPO") -> Loop:
-    """rsl_rl 5.5.1's ``OnPolicyRunner.learn`` loop body (without its logger) on a synthetic env, with the algorithm
-    ``class_name`` (rsl_rl's ``PPO``, or redline's drop-in :data:`redline.learning.rsl_rl.CLASS_PATH`)."""
+def rsl_rl_loop(
+    shape: dict[str, Any], bf16: bool, device: str, seed: int = 0, class_name: str = "PPO", env: Any = None
+) -> Loop:
+    """rsl_rl 5.5.1's ``OnPolicyRunner.learn`` loop body (without its logger) on a synthetic env (or ``env``, made by
+    :func:`synthetic_env`), with the algorithm ``class_name`` (rsl_rl's ``PPO``, or redline's drop-in
+    :data:`redline.learning.rsl_rl.CLASS_PATH`)."""
     from rsl_rl.runners import OnPolicyRunner
     from rsl_rl.utils import check_nan
 
-    env = synthetic_env(shape, device, seed)
+    env = env if env is not None else synthetic_env(shape, device, seed)
     cfg = rsl_rl_cfg(shape, bf16)
     cfg["algorithm"]["class_name"] = class_name
     alg = OnPolicyRunner(env, cfg, log_dir=None, device=device).alg
@@ -157,11 +160,12 @@ def rsl_rl_loop(shape: dict[str, Any], bf16: bool, device: str, seed: int = 0, c
 
 
 def redline_loop(
-    shape: dict[str, Any], precision: str, device: str, seed: int = 0, **overrides: Any
+    shape: dict[str, Any], precision: str, device: str, seed: int = 0, env: Any = None, **overrides: Any
 ) -> tuple[Loop, dict[str, Any]]:
     """:class:`RedlineRunner`'s loop body with the redline PPO learner on a synthetic env.
 
     Args:
+        env: the env to train on (made by :func:`synthetic_env`); default a new synthetic env.
         overrides: :class:`~redline.learning.PPOConfig` fields on top of the benchmark's (e.g. ``capture="on"``).
 
     Returns:
@@ -169,7 +173,7 @@ def redline_loop(
     """
     from redline.learning import PPO, PPOConfig
 
-    env = synthetic_env(shape, device, seed)
+    env = env if env is not None else synthetic_env(shape, device, seed)
     cfg = PPOConfig.from_rsl_rl(rsl_rl_cfg(shape, False), precision=precision, **overrides)
     alg = PPO.from_env(env, cfg, device, seed)
     state: dict[str, Any] = {"alg": alg, "metrics": {}}
