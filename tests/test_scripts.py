@@ -1,4 +1,5 @@
-"""The study scripts whose output backs a claim in docs: the Go1 walking criterion (scripts/walk_time.py)."""
+"""The study scripts whose output backs a claim in docs: the Go1 walking criterion (scripts/walk_time.py) and the
+mjbatch harness that logs for it (scripts/mjbatch_walk.py)."""
 
 from __future__ import annotations
 
@@ -62,3 +63,31 @@ def test_a_folder_without_metrics_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"^walk_time.py: error: RUN_DIR: .* holds no metrics.jsonl") as exit_:
         walk.walk_time(tmp_path)
     assert "\n" not in str(exit_.value)
+
+
+def test_body_frame_turns_world_velocity_into_the_trunks_frame() -> None:
+    import numpy as np
+
+    harness = _script("mjbatch_walk")
+    yaw = np.pi / 2  # trunk turned 90 degrees left: world +y is its forward (+x)
+    quat = np.array([[np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)], [1.0, 0.0, 0.0, 0.0]])
+    local = harness.body_frame(quat, np.array([[0.0, 1.0, 0.5], [0.3, -0.2, 0.1]]))
+    np.testing.assert_allclose(local, [[1.0, 0.0, 0.5], [0.3, -0.2, 0.1]], atol=1e-12)
+
+
+def test_mjbatch_records_are_read_by_the_walking_criterion(tmp_path: Path) -> None:
+    """The harness's per-iteration records carry walk_time.py's keys: an iteration without ended episodes has no
+    errors, time-outs and falls count episodes, and a walking window is found as in a `redline train` run."""
+    harness, walk = _script("mjbatch_walk"), _script("walk_time")
+    records = [harness.record(i, 24_576 * (i + 1), 6.0 * (i + 1), [(0.9, 0.8, False)] * 3) for i in range(10)]
+    records += [harness.record(10, 24_576 * 11, 66.0, [])]  # no episode ended
+    records += [
+        harness.record(i, 24_576 * (i + 1), 6.0 * (i + 1), [(0.3, 0.2, True)] * 19 + [(0.6, 0.5, False)])
+        for i in range(11, 20)
+    ]
+    assert records[10]["episode/Metrics/base_velocity/error_vel_xy"] is None
+    assert records[11]["episode/Episode_Termination/time_out"] == 19
+    assert records[11]["episode/Episode_Termination/fell"] == 1
+    result = walk.walk_time(_run(tmp_path, records))
+    assert not result["censored"] and result["iteration"] == 19 and result["minutes"] == 2.0
+    assert abs(result["err_xy"] - 0.315) < 1e-12 and abs(result["timeouts"] - 0.95) < 1e-12
