@@ -179,7 +179,7 @@ def bench(
 
     cuda = device.startswith("cuda")
     shape_name = "tiny" if quick else "legged"
-    shape = SHAPES[shape_name]
+    shape: dict[str, Any] = SHAPES[shape_name]
     # on the CPU "captured" compiles with a backend that generates no code (inductor's C++ build takes minutes)
     backend = "inductor" if cuda else "aot_eager"
     redline: dict[str, tuple[Loop, dict[str, Any]]] = {
@@ -273,7 +273,7 @@ def learning_race(shape_name: str, device: str, seeds: tuple[int, ...], iteratio
     ``iterations`` [s] (the first, with any capture or compilation, included); and per seed the ratio of redline's
     wall time to rsl_rl fp32's.
     """
-    shape = SHAPES[shape_name]
+    shape: dict[str, Any] = SHAPES[shape_name]
     result: dict[str, Any] = {name: {"final_reward": [], "wall_s": [], "curves": []} for name in RACE_LEARNERS}
     sync = device_sync(device)
     for seed in seeds:
