@@ -15,9 +15,10 @@ rollout (as ``redline train``'s does).
 The example's robot comes from ``mujoco_menagerie``, which downloads Menagerie's Go1 from GitHub. Where that is
 unreachable (this VM), ``--go1-xml`` builds the same robot offline from redline's shipped ``go1.xml`` (Menagerie's
 model as mjlab ships it): visual meshes dropped (the example turns every collision but the feet off anyway), the foot
-geoms named ``FR``/``FL``/``RR``/``RL`` as Menagerie names them, twelve position actuators in joint order (the example
-sets their gains), Menagerie's ``home`` keyframe (the example lifts the trunk to the pose it draws) and a light named
-``spotlight`` (the example deletes it).
+geoms named ``FR``/``FL``/``RR``/``RL`` as Menagerie names them, twelve position actuators in joint order with
+Menagerie's force ranges (the example sets their gains), Menagerie's ``home`` keyframe (the example lifts the trunk
+to the pose it draws) and a light named ``spotlight`` (the example deletes it). Menagerie's joint damping, armature,
+friction loss, contact and solver options are not copied: the example overrides every one of them.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ HOME = [0.0, 0.9, -1.8] * 4
 """Menagerie's ``home`` keyframe joint targets [rad] (hip, thigh, calf per leg; FR, FL, RR, RL)."""
 HOME_HEIGHT = 0.27
 """Menagerie's ``home`` trunk height [m]."""
+TORQUE_LIMIT = {"hip": 23.7, "thigh": 23.7, "calf": 35.55}
+"""Menagerie's actuator force ranges [N m] (as redline's Go1 ``effort_limit_sim``), by joint kind."""
 
 
 def body_frame(quat: np.ndarray, vec: np.ndarray) -> np.ndarray:
@@ -72,6 +75,8 @@ def offline_go1(xml: Path) -> object:
         for joint in s.joints[1:]:
             actuator = s.add_actuator(name=joint.name.removesuffix("_joint"), target=joint.name)
             actuator.trntype = mujoco.mjtTrn.mjTRN_JOINT
+            limit = TORQUE_LIMIT[joint.name.removesuffix("_joint").split("_")[1]]
+            actuator.forcelimited, actuator.forcerange = mujoco.mjtLimited.mjLIMITED_TRUE, [-limit, limit]
         qpos = [0.0, 0.0, HOME_HEIGHT, 1.0, 0.0, 0.0, 0.0, *HOME]
         s.add_key(name="home", qpos=qpos, ctrl=HOME)
         return s
