@@ -21,6 +21,9 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
     device = argv[0]
+    if not all(a.isdigit() and int(a) > 0 for a in argv[1:]):
+        print(f"gpu_scale.py: error: NUM_ENVS: {' '.join(argv[1:])}: give positive integers", file=sys.stderr)
+        return 2
     for num_envs in map(int, argv[1:]):
         shape = {**SHAPES["legged"], "num_envs": num_envs}
         loops = {

@@ -174,6 +174,8 @@ def main() -> None:
     args = parser.parse_args()
     if not (args.example / "go1_joystick.py").is_file():
         raise SystemExit(f"mjbatch_walk.py: error: --example: {args.example} holds no go1_joystick.py")
+    if args.go1_xml is not None and not args.go1_xml.is_file():
+        raise SystemExit(f"mjbatch_walk.py: error: --go1-xml: {args.go1_xml} is not a file")
     train(load_example(args.example, args.go1_xml), args.seed, args.minutes, args.out)
 
 

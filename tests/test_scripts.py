@@ -91,3 +91,9 @@ def test_mjbatch_records_are_read_by_the_walking_criterion(tmp_path: Path) -> No
     result = walk.walk_time(_run(tmp_path, records))
     assert not result["censored"] and result["iteration"] == 19 and result["minutes"] == 2.0
     assert abs(result["err_xy"] - 0.315) < 1e-12 and abs(result["timeouts"] - 0.95) < 1e-12
+
+
+def test_gpu_scale_refuses_a_bad_env_count_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _script("gpu_scale").main(["cpu", "16", "many"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpu_scale.py: error: NUM_ENVS: 16 many") and err.count("\n") == 1

@@ -1,8 +1,8 @@
 """``redline bench gpu``: the acceptance run for a bare GPU machine (torch 2.11 only), and the bundle it needs.
 
 ``--pack DIR`` writes the wheels such a machine lacks (redline, tensordict, rsl-rl-lib and their pure-Python
-dependencies; no Warp, no Isaac Lab) into ``DIR``; ``scripts/gpu_check.sh`` installs them into a venv over the
-system torch (on PYTHONPATH) and runs this bench. The run prints one JSON with:
+dependencies; no Warp, no Isaac Lab) into ``DIR``; ``scripts/gpu_check.sh`` puts them on PYTHONPATH over the
+machine's torch and runs this bench. The run prints one JSON with:
 
 - ``sync_debug``: host syncs per env step and per gradient step, counted by ``torch.cuda.set_sync_debug_mode``;
 - ``update``: ms per iteration of the legged shape's PPO update for redline (bf16 captured, bf16 eager, fp32) and
