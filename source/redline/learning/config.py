@@ -175,11 +175,11 @@ class PPOConfig:
                 Isaac Lab's default, so it cannot mean "fp32 on purpose"; pass ``precision="fp32"`` for that).
             overrides: PPOConfig fields to set on top (e.g. ``micro_batches=2``).
         """
-        if not _names(runner_cfg.get("class_name", "OnPolicyRunner"), "OnPolicyRunner", "rsl_rl.runners"):
+        if not names_class(runner_cfg.get("class_name", "OnPolicyRunner"), "OnPolicyRunner", "rsl_rl.runners"):
             raise UserError(f"class_name: the redline learner is an OnPolicyRunner, got '{runner_cfg['class_name']}'")
         _refuse_unknown("", runner_cfg, RUNNER_KEYS)
         alg = runner_cfg.get("algorithm", {})
-        if not _names(alg.get("class_name", "PPO"), "PPO", "rsl_rl.algorithms"):
+        if not names_class(alg.get("class_name", "PPO"), "PPO", "rsl_rl.algorithms"):
             raise UserError(f"algorithm.class_name: the redline learner is PPO, got '{alg['class_name']}'")
         fields = {f.name for f in dataclasses.fields(cls)} - {"actor", "critic"}
         _refuse_unknown("algorithm.", alg, ALGORITHM_KEYS | fields)
@@ -253,7 +253,7 @@ def _refuse_unknown(prefix: str, cfg: Mapping[str, Any], known: frozenset[str] |
         raise UserError(f"{prefix}{unknown[0]}: unknown to the redline learner (use --learner rsl_rl)")
 
 
-def _names(value: Any, name: str, package: str) -> bool:
+def names_class(value: Any, name: str, package: str) -> bool:
     """Whether a config's ``class_name`` (a string or a class) names rsl_rl's ``name`` from ``package``."""
     if isinstance(value, type):
         return value.__name__ == name and value.__module__.startswith(package)
@@ -263,7 +263,7 @@ def _names(value: Any, name: str, package: str) -> bool:
 
 def _model_from_rsl_rl(role: str, model: Mapping[str, Any], obs_groups: Any) -> ModelConfig:
     """Read one rsl_rl ``MLPModel`` config dict into a :class:`ModelConfig`."""
-    if not _names(model.get("class_name", "MLPModel"), "MLPModel", "rsl_rl.models"):
+    if not names_class(model.get("class_name", "MLPModel"), "MLPModel", "rsl_rl.models"):
         raise UserError(f"{role}.class_name: the redline learner builds MLPModel, got '{model['class_name']}'")
     _refuse_unknown(f"{role}.", model, MODEL_KEYS)
     kwargs: dict[str, Any] = {}
@@ -276,7 +276,7 @@ def _model_from_rsl_rl(role: str, model: Mapping[str, Any], obs_groups: Any) -> 
     if role == "critic" and dist:
         raise UserError("critic.distribution_cfg: the redline critic is deterministic (set it to None)")
     if role == "actor" and dist:
-        if not _names(dist.get("class_name", "GaussianDistribution"), "GaussianDistribution", "rsl_rl.modules"):
+        if not names_class(dist.get("class_name", "GaussianDistribution"), "GaussianDistribution", "rsl_rl.modules"):
             raise UserError(f"actor.distribution_cfg.class_name: only GaussianDistribution, got '{dist['class_name']}'")
         _refuse_unknown("actor.distribution_cfg.", dist, DISTRIBUTION_KEYS)
         for key in ("init_std", "std_type", "std_range"):
