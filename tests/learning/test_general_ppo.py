@@ -254,7 +254,7 @@ def _assert_same(ours: Any, our_losses: dict, theirs: Any, their_losses: dict) -
     mine, other = _state(ours), _state(theirs)
     assert mine.keys() == other.keys()
     for key, value in mine.items():
-        torch.testing.assert_close(value.float(), other[key].float(), atol=ATOL, rtol=0, msg=lambda m, k=key: f"{k}: {m}")
+        torch.testing.assert_close(value.float(), other[key].float(), atol=ATOL, rtol=0, msg=f"{key} differs")
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

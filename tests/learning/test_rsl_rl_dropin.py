@@ -5,12 +5,10 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-import pytest
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
 from redline.bench.learner import rsl_rl_cfg
-from redline.errors import UserError
 from redline.learning.rsl_rl import CLASS_PATH
 from redline.learning.rsl_rl import PPO as DropIn
 from redline.learning.testing import DummyVecEnv
@@ -45,11 +43,3 @@ def test_the_stock_runner_trains_with_redlines_update_and_rsl_rl_plays_the_resul
     again.load(str(checkpoint))
     assert again.current_learning_iteration == 1
     assert torch.equal(again.alg.learner.optimizer.flat_param, runner.alg.learner.optimizer.flat_param)
-
-
-def test_rsl_rl_multi_gpu_mode_is_refused_in_one_line() -> None:
-    env = DummyVecEnv(num_envs=4, seed=0)
-    with pytest.raises(UserError, match="redline train --nproc"):
-        DropIn.construct_algorithm(
-            env.get_observations(), env, _cfg(CLASS_PATH) | {"multi_gpu": {"world_size": 2}}, "cpu"
-        )

@@ -87,7 +87,7 @@ def fp32_head(model: nn.Module) -> None:
         with torch.autocast(device_type=x.device.type, enabled=False):
             return plain(x.float())
 
-    head.forward = forward  # type: ignore[method-assign]
+    head.forward = forward  # type: ignore[method-assign,assignment]
 
 
 class GeneralPPO(RslPPO):
