@@ -69,6 +69,7 @@ CASES = [
     (["--resume", "/dev/null"], "is not a regular file"),
     (["--resume", "/no/such/model_3.pt"], "does not exist"),
     (["--resume", "{garbage}"], "is not a readable checkpoint"),
+    (["--resume", "{nan}"], "--resume: '{nan}' holds non-finite values in actor_state_dict.mlp.0.weight (1 NaN of 8)"),
     (["--log_root", "{file}"], "--log_root: '{file}' is a file, not a folder"),
     (["--log_root", "{file}/sub"], "--log_root: '{file}' is a file, not a folder"),
     (["--logger", "mlflow"], "--logger: unknown logger 'mlflow' (valid: tensorboard, wandb, neptune)"),
@@ -112,7 +113,7 @@ def test_bad_train_input(extra: list[str], expected: str, tmp_path: Path, capsys
     garbage.write_bytes(os.urandom(64))
     (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
     (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
-    names = {"file": str(file), "garbage": str(garbage), "loop": str(tmp_path / "loop_a")}
+    names = {"file": str(file), "garbage": str(garbage), "loop": str(tmp_path / "loop_a"), "nan": _nan(tmp_path)}
     extra = [token.format(**names) for token in extra]
     argv = [*TRAIN, "--log_root", str(log_root), *extra]
     if "--log_root" in extra:
@@ -123,6 +124,16 @@ def test_bad_train_input(extra: list[str], expected: str, tmp_path: Path, capsys
     assert expected.format(**names) in err[0]
     assert "Traceback" not in err[0]
     assert not log_root.exists() or not any(log_root.rglob("*/*"))  # no run folder
+
+
+def _nan(folder: Path) -> str:
+    """A checkpoint whose actor holds one NaN weight (issue 37, item 7)."""
+    path = folder / "nan" / "model_4.pt"
+    path.parent.mkdir()
+    weight = torch.zeros(2, 4)
+    weight[1, 2] = float("nan")
+    torch.save({"actor_state_dict": {"mlp.0.weight": weight}, "critic_state_dict": {}, "iter": 4}, path)
+    return str(path)
 
 
 LOGGER_CASES = [
@@ -168,6 +179,11 @@ def test_a_logger_without_its_package_or_credentials(
 
 OTHER = [
     (["play", "--task", "Redline-Cartpole", "--checkpoint", "/dev/null"], "is not a regular file"),
+    (  # refused before anything is played or exported
+        ["play", "--task", "Redline-Cartpole", "--checkpoint", "{nan}"],
+        "--checkpoint: '{nan}' holds non-finite values in actor_state_dict.mlp.0.weight (1 NaN of 8); it cannot be "
+        "played, exported or resumed (use an earlier checkpoint)",
+    ),
     (["play", "--task", "Redline-Cartpole", "--steps", "0"], "--steps: must be a positive integer"),
     (["report", "{missing}"], "no metrics.jsonl"),
     (["report", "{run}", "--out", "{file}"], "--out: '{file}' is a file, not a folder"),
@@ -186,11 +202,12 @@ def test_bad_input_of_the_other_commands(
     run.mkdir()
     (run / "metrics.jsonl").write_text('{"iteration": 0, "env_steps": 1, "wall_time_s": 1.0, "sps": 1.0}\n')
     file.write_text("x")
-    names = {"missing": str(tmp_path / "missing"), "run": str(run), "file": str(file)}
+    names = {"missing": str(tmp_path / "missing"), "run": str(run), "file": str(file), "nan": _nan(tmp_path)}
     assert main([token.format(**names) for token in argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("redline "), err
     assert expected.format(**names) in err[0]
+    assert not (tmp_path / "nan" / "exported").exists()
 
 
 @pytest.mark.sim

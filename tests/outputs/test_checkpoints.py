@@ -60,6 +60,34 @@ def test_pickled_code_is_refused(tmp_path: Path) -> None:
         load_checkpoint(path)
 
 
+def test_a_checkpoint_holding_nan_is_refused_naming_the_tensor(tmp_path: Path) -> None:
+    """Play, its export and a resume would take NaN weights without a word (issue 37, item 7)."""
+    state = _ckpt(3)
+    state["actor_state_dict"] = {"mlp.0.weight": torch.tensor([[1.0, float("nan")], [float("inf"), 2.0]])}
+    path = tmp_path / "model_3.pt"
+    torch.save(state, path)
+    with pytest.raises(UserError) as caught:
+        load_checkpoint(path, option="--resume")
+    assert str(caught.value) == (
+        f"--resume: '{path}' holds non-finite values in actor_state_dict.mlp.0.weight (1 NaN, 1 Inf of 4); it "
+        "cannot be played, exported or resumed (use an earlier checkpoint)"
+    )
+
+
+def test_first_nonfinite_looks_into_nested_state_and_skips_integers() -> None:
+    nested = {"a": [torch.zeros(2), {"b": torch.tensor([float("-inf")])}], "n": torch.tensor([2**62]), "x": None}
+    assert checkpoints.first_nonfinite(nested) == "a.1.b (1 Inf of 1)"  # list items by index
+    assert checkpoints.first_nonfinite({"w": torch.ones(3, dtype=torch.bfloat16), "s": "text", "i": 7}) is None
+
+
+def test_a_non_finite_checkpoint_is_never_written(tmp_path: Path) -> None:
+    save_atomic(_ckpt(1), tmp_path / "model_1.pt")
+    bad = {**_ckpt(2), "critic_state_dict": {"v": torch.tensor([float("nan")])}}
+    with pytest.raises(checkpoints.NonFiniteCheckpoint, match=r"not writing .*model_2\.pt.*critic_state_dict\.v"):
+        save_atomic(bad, tmp_path / "model_2.pt")
+    assert [p.name for p in tmp_path.iterdir()] == ["model_1.pt"]
+
+
 def test_resolve_latest_run_and_highest_iteration(tmp_path: Path) -> None:
     for run, its in (("2026-01-01_00-00-00", (0, 50)), ("2026-01-02_00-00-00", (0, 9, 10)), ("2026-01-03_x", ())):
         (tmp_path / run).mkdir()

@@ -169,8 +169,10 @@ def check_launch(opts: TrainOptions) -> None:
     """Validate a multi-process run's options in the launching process, before torchrun starts the ranks."""
     prepared = prepare(opts)
     _learner_cfg(opts, prepared.agent_cfg)
-    if opts.resume is not None:
-        resolve_checkpoint(opts.resume, opts.log_root / prepared.agent_cfg.experiment_name)
+    if opts.resume is not None:  # a checkpoint that cannot be resumed (NaN weights, ...) fails here, not in each rank
+        load_checkpoint(
+            resolve_checkpoint(opts.resume, opts.log_root / prepared.agent_cfg.experiment_name), "cpu", "--resume"
+        )
 
 
 def auto_arrangement(opts: TrainOptions) -> tuple[int, int] | None:
@@ -225,7 +227,7 @@ def _train(opts: TrainOptions, ctx: DistContext | None, stop: StopRequest) -> Pa
     learner_cfg = _learner_cfg(opts, agent_cfg)  # a config error surfaces before the simulator starts
     plan = plan_resume(opts.resume, opts.log_root / agent_cfg.experiment_name, ctx)
     resume_path = plan.checkpoint
-    checkpoint = None if resume_path is None else load_checkpoint(resume_path, map_location=device)
+    checkpoint = None if resume_path is None else load_checkpoint(resume_path, device, "--resume")
     if checkpoint is not None and main:
         print(f"[redline] resuming from {resume_path} (iteration {checkpoint['iter']})", flush=True)
     agent_cfg.max_iterations = plan.iterations(
