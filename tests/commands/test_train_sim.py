@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import torch
 from redline.cli import main
 from redline.commands.process_group import auto_nproc
 from redline.host import usable_cores
+from redline.outputs.checkpoints import load_checkpoint
 
 pytestmark = pytest.mark.sim
 
@@ -90,6 +92,27 @@ def test_play_refuses_a_checkpoint_of_another_task(tmp_path: Path, capsys: pytes
     assert main(["play", "--task", "Redline-Cartpole", "--checkpoint", str(ckpt), "--steps", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "does not fit task Redline-Cartpole-Play" in err[0]
+
+
+def test_the_nan_guards_stop_is_one_line_and_leaves_finite_checkpoints(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """A learning rate of 3e38 (finite, so accepted): every update would overflow the weights and is undone; after 3
+    such iterations in a row the guard stops training in one line, exit 1, no traceback (was a NonFiniteError
+    traceback, issue 37 item 7), and the checkpoint written before holds finite weights."""
+    overflow = ["agent.algorithm.learning_rate=3e38", "agent.algorithm.schedule=fixed"]
+    argv = ["train", "--task", "Redline-Cartpole", "--device", "cpu", "--num_envs", "4", "--max_iterations", "10"]
+    assert main([*argv, "--log_root", str(tmp_path), *overflow]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert re.fullmatch(
+        r"redline train: training stopped: 3 consecutive iterations skipped optimizer steps on non-finite values "
+        r"\(\d+ steps in all\); the first non-finite quantity was the updated weights",
+        err[0],
+    ), err
+    run = _only_run(tmp_path, "redline_cartpole")
+    assert [r["iteration"] for r in _records(run)] == [0, 1]  # the third skipping iteration raised before its record
+    assert [load_checkpoint(p)["iter"] for p in run.glob("model_*.pt")] == [0]  # loads: every tensor finite
 
 
 def _isaaclab(*args: str, cwd: Path) -> subprocess.Popen:

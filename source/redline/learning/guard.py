@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from redline.errors import ExpectedExit
+
 QUANTITIES = (
     "observations",
     "rewards",
@@ -24,8 +26,9 @@ QUANTITIES = (
 """What the guard checks, in the order the learner checks them within an iteration."""
 
 
-class NonFiniteError(RuntimeError):
-    """Training stopped: too many consecutive iterations hit NaN/Inf values."""
+class NonFiniteError(ExpectedExit, RuntimeError):
+    """Training stopped: too many consecutive iterations hit NaN/Inf values (the CLI prints the message on one line
+    and exits with status 1; the weights were never updated with them, so every checkpoint stays finite)."""
 
     def __init__(self, quantity: str, iterations: int, skipped_steps: int) -> None:
         self.quantity = quantity
