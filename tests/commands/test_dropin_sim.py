@@ -1,7 +1,9 @@
 """redline's update inside Isaac Lab's stock scripts: `isaaclab train --rl_library rsl_rl ...
-agent.algorithm.class_name=redline.learning.rsl_rl:PPO` trains, and the stock `isaaclab play` plays the result, on
-redline's Cartpole and on Isaac Lab's own Isaac-Cartpole-Direct (assets from `redline assets`) — the stock task on
-redline's CPU physics (`physics=mujoco_cpu`), so one run holds both halves of "redline in your own project"."""
+agent.algorithm.class_name=redline.learning.rsl_rl:PPO` trains, and the stock `isaaclab play` plays the result:
+Isaac Lab's own Isaac-Cartpole with its symmetry agent (`--agent rsl_rl_with_symmetry_cfg_entry_point`, assets from
+`redline assets`, on redline's CPU physics `physics=mujoco_cpu`) and redline's Cartpole with its recurrent (LSTM)
+agent, whose play exports the recurrent policy to JIT and ONNX; the plain configs on Isaac-Cartpole-Direct and
+Redline-Cartpole under --extended (CI's budget)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,18 @@ TASK_ARGS = {
     # the command as a user types it: no agent.device=cpu (redline's agent entry moves it off cuda:0 when there is
     # no GPU) and the stock task's own registration, with redline's physics asked for
     "Isaac-Cartpole-Direct": ["physics=mujoco_cpu"],
+    "Isaac-Cartpole:symmetry": [
+        "--agent",
+        "rsl_rl_with_symmetry_cfg_entry_point",
+        "physics=mujoco_cpu",
+        "agent.device=cpu",
+    ],
+    "Redline-Cartpole:recurrent": [
+        "--agent",
+        "rsl_rl_recurrent_cfg_entry_point",
+        "physics=mujoco_cpu",
+        "agent.device=cpu",
+    ],
 }
 
 
@@ -51,11 +65,17 @@ def _play_until_running(args: list[str], cwd: Path, timeout_s: float = 600) -> s
 
 
 @pytest.mark.parametrize(
-    "task",
-    [pytest.param("Redline-Cartpole", marks=pytest.mark.extended), "Isaac-Cartpole-Direct"],  # ~2 min each in CI
+    "case",
+    [
+        pytest.param("Redline-Cartpole", marks=pytest.mark.extended),
+        pytest.param("Isaac-Cartpole-Direct", marks=pytest.mark.extended),
+        "Isaac-Cartpole:symmetry",  # ~2 min each in CI
+        "Redline-Cartpole:recurrent",
+    ],
 )
-def test_stock_train_and_play_with_redlines_update(task: str, tmp_path: Path) -> None:
-    args = ["--task", task, *COMMON, *TASK_ARGS[task], f"agent.algorithm.class_name={CLASS_PATH}"]
+def test_stock_train_and_play_with_redlines_update(case: str, tmp_path: Path) -> None:
+    task = case.partition(":")[0]
+    args = ["--task", task, *COMMON, *TASK_ARGS[case], f"agent.algorithm.class_name={CLASS_PATH}"]
     trained = subprocess.run(
         [ISAACLAB, "train", *args, "--max_iterations", "2"],
         cwd=tmp_path,
@@ -70,6 +90,10 @@ def test_stock_train_and_play_with_redlines_update(task: str, tmp_path: Path) ->
     env_yaml = (checkpoint.parent / "params" / "env.yaml").read_text()
     assert "class_type: redline.physics.mujoco_cpu:NewtonMuJoCoCPUManager" in env_yaml  # MuJoCo-C, recorded
     assert "use_mujoco_contacts: true" in env_yaml
+    agent_yaml = (checkpoint.parent / "params" / "agent.yaml").read_text()
+    assert f"class_name: {CLASS_PATH}" in agent_yaml
+    features = {"symmetry": "use_data_augmentation: true", "recurrent": "class_name: RNNModel"}
+    assert features.get(case.partition(":")[2], "") in agent_yaml
     text = _play_until_running([*args, "--checkpoint", str(checkpoint)], tmp_path)
     assert "Traceback" not in text
     exported = checkpoint.parent / "exported"
