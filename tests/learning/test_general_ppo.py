@@ -372,3 +372,26 @@ def test_two_gloo_ranks_end_identical_and_as_rsl_rl(case: str, tmp_path: Path) -
             for k, v in mine["state"].items():
                 torch.testing.assert_close(v.float(), theirs["state"][k].float(), atol=ATOL, rtol=0)
             assert abs(mine["lr"] - theirs["lr"]) < 1e-8
+
+
+@pytest.mark.parametrize("case", ["gru", "cnn", "beta"])
+def test_bf16_runs_the_bodies_in_bf16_and_the_heads_in_fp32(case: str) -> None:
+    """rsl_rl's ``use_mixed_precision`` is redline's bf16 policy: the update runs (finite, weights move), the hidden
+    layers compute in bf16 and the output head in fp32, and the learner's dict keeps fp32 master weights."""
+    cfg = copy.deepcopy(CASES[case])
+    cfg["algorithm"] |= {"class_name": CLASS_PATH, "use_mixed_precision": True}
+    env = StandIn()
+    torch.manual_seed(0)
+    alg = DropIn.construct_algorithm(env.get_observations(), env, cfg, "cpu")
+    assert alg.precision.is_bf16
+    seen: dict[str, torch.dtype] = {}
+    for name, layer in (("body", alg.actor.mlp[0]), ("head", alg.actor.mlp[-1])):
+        layer.register_forward_hook(lambda m, i, o, name=name: seen.update({name: o.dtype}) and None)
+    _rollout(alg, env, torch.Generator().manual_seed(5))
+    before = {k: v.clone() for k, v in _state(alg).items()}
+    seen.clear()
+    losses = alg.update()
+    assert seen == {"body": torch.bfloat16, "head": torch.float32}
+    assert all(torch.isfinite(torch.tensor(v)) for v in losses.values()) and alg.last_skipped == 0
+    assert any(not torch.equal(before[k], v) for k, v in _state(alg).items())
+    assert all(p.dtype == torch.float32 for p in alg.actor.parameters())

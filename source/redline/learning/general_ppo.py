@@ -71,23 +71,48 @@ def make_optimizer(name: str, params: Iterable[nn.Parameter], lr: torch.Tensor) 
     raise ValueError(f"optimizer: unknown '{name}' (valid: {', '.join(OPTIMIZERS)})")
 
 
-def fp32_head(model: nn.Module) -> None:
-    """Run the model's output head (the last ``Linear`` of ``model.mlp``) in fp32 even under bf16 autocast.
+FP32_DISTRIBUTION_METHODS = ("update", "log_prob", "kl_divergence", "deterministic_output")
+"""The distribution's methods run outside autocast: its parameters, samples, log-probs and KL stay fp32."""
 
-    The head's own ``forward`` is wrapped on the instance, so the module, its parameters and its state-dict keys stay
+
+def fp32_head(model: nn.Module) -> None:
+    """Run the model's output head (the last ``Linear`` of ``model.mlp``) and its distribution in fp32 even under
+    bf16 autocast.
+
+    The methods are wrapped on the instances, so the modules, their parameters and their state-dict keys stay
     rsl_rl's (checkpoints and export are unchanged).
     """
-    head = model.mlp[-1]  # type: ignore[index]
-    if not isinstance(head, nn.Linear) or "forward" in head.__dict__:
+    _outside_autocast(model.mlp[-1], "forward")  # type: ignore[index]
+    distribution = getattr(model, "distribution", None)
+    if distribution is not None:
+        for name in FP32_DISTRIBUTION_METHODS:
+            _outside_autocast(distribution, name)
+
+
+def _outside_autocast(owner: object, name: str) -> None:
+    """Replace ``owner.name`` (a method) on the instance by one that runs with autocast off, its tensor arguments
+    cast to fp32; a second call is a no-op."""
+    plain = getattr(owner, name)
+    if name in vars(owner):
         return
-    plain = head.forward
 
     @functools.wraps(plain)
-    def forward(x: torch.Tensor) -> torch.Tensor:
-        with torch.autocast(device_type=x.device.type, enabled=False):
-            return plain(x.float())
+    def fp32(*args: Any) -> Any:
+        args = tuple(_fp32(a) for a in args)
+        device = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "cpu")
+        with torch.autocast(device_type=device, enabled=False):
+            return plain(*args)
 
-    head.forward = forward  # type: ignore[method-assign,assignment]
+    setattr(owner, name, fp32)
+
+
+def _fp32(x: Any) -> Any:
+    """A floating tensor (or a tuple of them) as fp32; anything else as it is."""
+    if isinstance(x, torch.Tensor) and x.is_floating_point():
+        return x.float()
+    if isinstance(x, tuple):
+        return tuple(_fp32(v) for v in x)
+    return x
 
 
 class GeneralPPO(RslPPO):
@@ -234,26 +259,20 @@ class GeneralPPO(RslPPO):
         kl = self._reduce(kl)
         if kl is not None:  # every rank holds the same mean KL: the same learning rate, no broadcast
             self._lr.copy_(adaptive_lr(self._lr, kl, self.desired_kl, MIN_LR, MAX_LR))
-        ok = self.guard.check(self._nonfinite(loss + rnd_loss), "loss")
+        # the clip's norms double as the NaN guard's check of the gradients (a non-finite gradient: a non-finite norm)
+        actor_norm = nn.utils.clip_grad_norm_(self.actor.parameters(), self.max_grad_norm, foreach=True)
+        critic_norm = nn.utils.clip_grad_norm_(self.critic.parameters(), self.max_grad_norm, foreach=True)
+        if self.rnd:  # RND's gradients are not clipped (as rsl_rl), only checked
+            grads = [p.grad for p in self.rnd.predictor.parameters() if p.grad is not None]
+            critic_norm = critic_norm + nn.utils.get_total_norm(grads, foreach=True)
+        ok = self.guard.check(~torch.isfinite(torch.stack([loss + rnd_loss, actor_norm, critic_norm])), "loss")
         self.guard.count_step(ok)
-        nn.utils.clip_grad_norm_(self.actor.parameters(), self.max_grad_norm, foreach=True)
-        nn.utils.clip_grad_norm_(self.critic.parameters(), self.max_grad_norm, foreach=True)
         self._apply(self.optimizer, ok)
         if self.rnd:
             self._apply(self.rnd.optimizer, ok)
         return torch.stack(
             [value.detach(), surrogate.detach(), entropy.detach().mean(), rnd_loss.detach(), symmetry_loss.detach()]
         )
-
-    def _nonfinite(self, loss: torch.Tensor) -> torch.Tensor:
-        """Flags ``(3,)``: the loss, the actor's gradients, the critic's (and RND's) gradients are not all finite."""
-        actor = {id(p) for p in self.actor.parameters()}
-        groups: tuple[list[torch.Tensor], list[torch.Tensor]] = ([], [])
-        for p in self._all_params():
-            if p.grad is not None:
-                groups[id(p) not in actor].append(torch.isfinite(p.grad).all().reshape(1))
-        flags = [torch.cat(g).all() if g else torch.ones((), dtype=torch.bool, device=loss.device) for g in groups]
-        return ~torch.stack([torch.isfinite(loss), *flags])
 
     def _reduce(self, kl: torch.Tensor | None) -> torch.Tensor | None:
         """Average the gradients (and the KL) over the ranks: one all-reduce of one flat buffer per minibatch."""
