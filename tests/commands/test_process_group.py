@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +84,51 @@ def test_odd_torchrun_variables_are_one_line(monkeypatch: pytest.MonkeyPatch, en
     with pytest.raises(UserError) as caught:
         init("cpu", 5.0)
     assert str(caught.value).startswith(expected)
+
+
+AGENT = """
+import os, signal, subprocess, sys
+worker = (
+    "import signal, sys, time\\n"
+    "def stop(signum, frame):\\n"
+    "    open(sys.argv[1], 'w').write('saved'); sys.exit(143)\\n"
+    "signal.signal(signal.SIGTERM, stop)\\n"
+    "print('ready', flush=True)\\n"
+    "time.sleep(120)\\n"
+)
+for i in range(2):  # as torchrun starts them: each in a session of its own
+    args = [sys.executable, "-c", worker, f"{sys.argv[1]}/{i}"]
+    subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True).stdout.readline()
+os.kill(os.getpid(), signal.SIGKILL)  # what `kill -9 $(pgrep -f -- --distributed | head -1)` hits: the agent
+"""
+"""A stand-in for torchrun's agent: starts two workers that save on SIGTERM, then is killed by SIGKILL."""
+
+LAUNCHER = """
+import sys
+from redline.commands import process_group
+from redline.errors import ExpectedExit
+process_group.torchrun_command = lambda nproc, argv: [sys.executable, "-c", sys.argv[1], sys.argv[2]]
+try:
+    process_group.launch(2, [], "cpu")
+except ExpectedExit as exc:
+    print(f"redline train: {exc}", file=sys.stderr)
+    sys.exit(exc.exit_status)
+"""
+"""``redline train --nproc 2``'s launcher (``launch``), as the CLI ends an expected exit, over :data:`AGENT`."""
+
+
+def test_a_killed_torchrun_agent_has_its_workers_stopped_in_one_line(tmp_path: Path) -> None:
+    """The agent killed (issue 37 item 7: the workers trained on, unseen, and `redline train` exited 247 without a
+    word): the launcher adopts the workers, stops them with SIGTERM (each saves), ends in one line, exit 1."""
+    proc = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, AGENT, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"redline train: torchrun's agent \(pid \d+\) was killed by SIGKILL; stopped its 2 worker\(s\) with SIGTERM "
+        r"\(each saves the iteration in progress; continue with --resume\)",
+        last,
+    ), proc.stderr[-3000:]
+    assert [(tmp_path / str(i)).read_text() for i in range(2)] == ["saved", "saved"]
+    assert "Traceback" not in proc.stderr

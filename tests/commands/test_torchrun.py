@@ -9,12 +9,12 @@ import subprocess
 import sys
 import time
 
-from redline.commands.torchrun import _children, _rdzv_conf
+from redline.commands.torchrun import _rdzv_conf, children
 
 
 def _until_zombie(pid: int) -> None:
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and _children().get(pid) is None:
+    while time.monotonic() < deadline and children().get(pid) is None:
         time.sleep(0.05)
 
 
@@ -26,15 +26,15 @@ def test_children_reports_live_workers_and_the_status_of_unreaped_ones() -> None
         os.kill(killed.pid, signal.SIGKILL)
         for proc in (exited, killed):
             _until_zombie(proc.pid)  # dead, not yet reaped: what an agent blocked elsewhere leaves behind
-        children = _children()
-        assert children[alive.pid] is None
-        assert children[exited.pid] == 3
-        assert children[killed.pid] == 128 + signal.SIGKILL
+        found = children()
+        assert found[alive.pid] is None
+        assert found[exited.pid] == 3
+        assert found[killed.pid] == 128 + signal.SIGKILL
     finally:
         for proc in (alive, exited, killed):
             proc.kill()
             proc.wait()
-    assert not {alive.pid, exited.pid, killed.pid} & set(_children())  # reaped: gone
+    assert not {alive.pid, exited.pid, killed.pid} & set(children())  # reaped: gone
 
 
 def test_rdzv_conf() -> None:

@@ -13,15 +13,17 @@ too. With ``per_env`` seeding the run is the same experiment as one process with
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 
-from redline.errors import UserError
+from redline.errors import ExpectedExit, UserError
 from redline.host import cores_per_process
 
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -115,11 +117,24 @@ def _without(argv: Sequence[str], option: str) -> list[str]:
     return out
 
 
+ORPHAN_STOP_S = 60.0
+"""How long the workers of a killed torchrun agent get to save the iteration in progress after SIGTERM before they
+are killed [s]."""
+PR_SET_CHILD_SUBREAPER = 36
+"""``prctl`` option (linux/prctl.h): orphaned descendants are re-parented to this process instead of init."""
+
+
 def launch(nproc: int, argv: Sequence[str], device: str | None) -> int:
     """Run ``redline train`` on ``nproc`` local processes under torchrun; returns its exit status.
 
+    torchrun starts each worker in a session of its own, so a torchrun agent killed by a signal (``kill -9`` of the
+    process whose command line also ends in ``--distributed``) would leave its workers training on, unseen. This
+    process adopts them instead (a child subreaper), stops them with SIGTERM (each saves the iteration in progress,
+    as on a pre-emption) and ends in one line.
+
     Raises:
         UserError: more processes than CUDA GPUs on a CUDA device.
+        ExpectedExit: torchrun's agent was killed by a signal (exit status 1, after its workers were stopped).
     """
     import torch
 
@@ -129,6 +144,7 @@ def launch(nproc: int, argv: Sequence[str], device: str | None) -> int:
             raise UserError(f"--nproc: {nproc} processes but {gpus} CUDA GPU(s); use --nproc <= {gpus} or --device cpu")
     command = torchrun_command(nproc, strip_nproc(argv))
     print(f"[redline] starting {nproc} processes: {' '.join(command[1:])}", file=sys.stderr, flush=True)
+    _adopt_orphans()
     child = subprocess.Popen(command, env={**os.environ, **LOOPBACK_ENV})
 
     def forward(signum: int, frame: object) -> None:
@@ -136,10 +152,55 @@ def launch(nproc: int, argv: Sequence[str], device: str | None) -> int:
 
     previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return child.wait()
+        status = child.wait()
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+    if status >= 0:
+        return status
+    from redline.commands.torchrun import signal_name
+
+    stopped = stop_orphans()
+    raise ExpectedExit(
+        f"torchrun's agent (pid {child.pid}) was killed by {signal_name(-status)}; stopped its {stopped} worker(s) "
+        "with SIGTERM (each saves the iteration in progress; continue with --resume)"
+    )
+
+
+def _adopt_orphans() -> None:
+    """Become the reaper of this process's orphaned descendants (Linux; elsewhere nothing happens)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def stop_orphans(wait_s: float = ORPHAN_STOP_S) -> int:
+    """SIGTERM to every live child of this process (the workers of a dead torchrun agent, adopted by
+    :func:`_adopt_orphans`), SIGKILL to those still alive after ``wait_s``; reaps them all; returns how many."""
+    from redline.commands.torchrun import children
+
+    pids = [pid for pid, status in children().items() if status is None]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait_s
+    left = set(pids)
+    while left:
+        for pid in list(left):
+            try:
+                ended = os.waitpid(pid, os.WNOHANG)[0] != 0
+            except ChildProcessError:  # reaped already
+                ended = True
+            if not ended and time.monotonic() >= deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                ended = True
+            if ended:
+                left.discard(pid)
+        if left:
+            time.sleep(0.1)
+    return len(pids)
 
 
 def init(device: str | None, timeout_s: float) -> DistContext:

@@ -5,7 +5,11 @@ Plain torchrun ends every failure with a traceback and a report box, and exits 1
 - a worker that failed: the worker already said why in one line (``rank 0: rank 1 (node 1) of 2 stopped
   answering ...``, ``stopped by SIGTERM after iteration 7 ...``); the agent adds
   ``redline torchrun: rank 1 (local rank 0 on node 10.0.0.2) exited with status 143`` and exits with that worker's
-  status (143 after SIGTERM, so a Slurm requeue hook sees the pre-emption; 128 + N for a worker killed by signal N);
+  status (143 after SIGTERM, so a Slurm requeue hook sees the pre-emption);
+- a worker killed by a signal (``kill -9``, the OOM killer), which could say nothing: the survivors name it as lost
+  in one line each, the agent adds ``redline torchrun: rank 1 (local rank 1 on this node) was killed by SIGKILL;
+  stopping the run`` and exits with :data:`WORKER_KILLED` (1; 128 + N would read as this command itself being
+  killed by signal N);
 - a rendezvous that gives up (a node that never arrived, an endpoint out of reach): one line naming the
   rendezvous, its endpoint, the node count it waited for and the join timeout; exit 1;
 - the agent itself stopped by a signal: one line, exit 128 + the signal;
@@ -28,6 +32,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 PROG = "redline torchrun"
+WORKER_KILLED = 1
+"""Exit status when a worker was killed by a signal: the run failed; it was neither stopped nor killed itself."""
 STUCK_S = 20.0
 """How long every worker may lie dead and unreaped (the agent no longer looks) before the agent is ended [s]."""
 
@@ -46,11 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         torchrun.run(args)
     except ChildFailedError as exc:
         rank, failure = exc.get_first_failure()
-        status = failure.exitcode if failure.exitcode >= 0 else 128 - failure.exitcode
-        how = f"was killed by {signal.Signals(-failure.exitcode).name}" if failure.exitcode < 0 else "exited"
-        node = args.local_addr or "this node"
-        _say(f"rank {rank} (local rank {failure.local_rank} on {node}) {how} with status {status}; stopping")
-        return status
+        where = f"rank {rank} (local rank {failure.local_rank} on {args.local_addr or 'this node'})"
+        if failure.exitcode < 0:
+            _say(f"{where} was killed by {signal_name(-failure.exitcode)}; stopping the run")
+            return WORKER_KILLED
+        _say(f"{where} exited with status {failure.exitcode}; stopping")
+        return failure.exitcode
     except RendezvousTimeoutError:
         join = _rdzv_conf(args.rdzv_conf).get("join_timeout", "600")
         _say(
@@ -63,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"rendezvous '{args.rdzv_id}' at {args.rdzv_endpoint} failed: {reason}")
         return 1
     except SignalException as exc:
-        _say(f"stopped by {signal.Signals(exc.sigval).name}; the workers were asked to stop too")
+        _say(f"stopped by {signal_name(exc.sigval)}; the workers were asked to stop too")
         return 128 + int(exc.sigval)
     return 0
 
@@ -73,7 +80,7 @@ def _watch_workers(endpoint: str, poll_s: float = 1.0) -> None:
     stuck_since = None
     while True:
         time.sleep(poll_s)
-        workers = _children()
+        workers = children()
         dead = [status for status in workers.values() if status is not None]
         if not workers or len(dead) < len(workers):
             stuck_since = None
@@ -87,7 +94,15 @@ def _watch_workers(endpoint: str, poll_s: float = 1.0) -> None:
             os._exit(dead[0] or 1)
 
 
-def _children() -> dict[int, int | None]:
+def signal_name(signum: int) -> str:
+    """``SIGKILL`` for 9; ``signal 40`` for a number without a name."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def children() -> dict[int, int | None]:
     """This process's children: pid -> exit status if it is a zombie (128 + N if killed by signal N), else None."""
     found: dict[int, int | None] = {}
     for task in Path(f"/proc/{os.getpid()}/task").glob("*"):
