@@ -132,14 +132,7 @@ def pack(dest: Path) -> dict[str, Any]:
         ``{"dir", "wheels": {file: MiB}, "total_mb"}``; raises when the bundle exceeds :data:`BUNDLE_LIMIT_MB`.
     """
     dest.mkdir(parents=True, exist_ok=True)
-    root = Path(__file__).resolve().parents[3]
-    pip = [sys.executable, "-m", "pip"] if _has_pip(sys.executable) else [shutil.which("pip") or "pip"]
-    local_uv = Path.home() / ".local" / "bin" / "uv"  # uv's own installer puts it here, often off PATH
-    uv = shutil.which("uv") or (str(local_uv) if local_uv.exists() else None)
-    build = [uv, "build", "--wheel", "--out-dir", str(dest), str(root)] if uv else [*pip, "wheel", "--no-deps"]
-    if not uv:
-        build += ["-w", str(dest), str(root)]
-    _run(build)
+    pip = build_redline_wheel(dest)
     pins = [f"{name}=={importlib.metadata.version(name)}" for name in BUNDLE]
     # binary wheels for this interpreter's version (tensordict has a compiled extension), whichever pip runs
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -149,6 +142,20 @@ def pack(dest: Path) -> dict[str, Any]:
     if total > BUNDLE_LIMIT_MB:
         raise RuntimeError(f"bundle is {total:.1f} MiB, over the {BUNDLE_LIMIT_MB:.0f} MiB limit")
     return {"dir": str(dest), "wheels": wheels, "total_mb": total}
+
+
+def build_redline_wheel(dest: Path) -> list[str]:
+    """Write redline's wheel from this working tree into ``dest`` (``uv build``, else ``pip wheel``); returns the
+    pip command prefix found on the way."""
+    root = Path(__file__).resolve().parents[3]
+    pip = [sys.executable, "-m", "pip"] if _has_pip(sys.executable) else [shutil.which("pip") or "pip"]
+    local_uv = Path.home() / ".local" / "bin" / "uv"  # uv's own installer puts it here, often off PATH
+    uv = shutil.which("uv") or (str(local_uv) if local_uv.exists() else None)
+    build = [uv, "build", "--wheel", "--out-dir", str(dest), str(root)] if uv else [*pip, "wheel", "--no-deps"]
+    if not uv:
+        build += ["-w", str(dest), str(root)]
+    _run(build)
+    return pip
 
 
 def _run(cmd: list[str]) -> None:

@@ -1,0 +1,105 @@
+"""The simulator bundle's parts: staged, carried one by one, verified and reassembled (no simulator, seconds)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from redline.bench import bundle
+from redline.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two small distributions and redline's wheel in parts of 50 KiB (many parts)."""
+    if bundle._uv() is None and subprocess.run([sys.executable, "-m", "pip", "--version"]).returncode != 0:
+        pytest.skip("neither uv nor pip can build redline's wheel here")
+    dest = tmp_path_factory.mktemp("stage")
+    bundle.stage(dest, part_mib=0.05, level=0, dists=("smmap", "gitdb"))
+    return dest
+
+
+def _received(staged: Path, into: Path) -> list[dict]:
+    return [bundle.receive(staged, i, into) for i in range(len(bundle.plan(staged)))]
+
+
+def test_parts_carried_one_by_one_reassemble_to_the_wheels(staged: Path, tmp_path: Path) -> None:
+    manifest = bundle._manifest(staged)
+    assert len(manifest["parts"]) >= 3 and all(p["bytes"] <= 0.05 * 2**20 for p in manifest["parts"])
+    assert sum(p["bytes"] for p in manifest["parts"]) == manifest["archive"]["bytes"]
+    got = _received(staged, tmp_path / "into")
+    assert all(g["ok"] for g in got) and got[0]["missing"] and got[-1]["missing"] == []
+    wheels = bundle.reassemble(tmp_path / "into", tmp_path / "wheels")
+    assert sorted(w.name for w in wheels) == sorted(manifest["wheels"])
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as zf:
+            assert zf.testzip() is None and zf.namelist()[-1].endswith(".dist-info/RECORD")
+            stored = all(i.compress_type == zipfile.ZIP_STORED for i in zf.infolist())
+            assert stored or wheel.name.startswith("redline-")  # re-zipped uncompressed; redline's as built
+
+
+def test_redlines_wheel_holds_every_tracked_module(staged: Path, tmp_path: Path) -> None:
+    """Found by the rehearsal: ``.gitignore``'s ``outputs/`` once kept ``redline/outputs/`` out of the wheel."""
+    _received(staged, tmp_path / "into")
+    wheel = next(w for w in bundle.reassemble(tmp_path / "into", tmp_path / "wheels") if w.name.startswith("redline-"))
+    tracked = subprocess.run(["git", "ls-files", "source/redline/*.py", "tasks/redline_tasks/*.py"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = [p for p in tracked if p.removeprefix("source/").removeprefix("tasks/") not in names]
+    assert tracked and missing == []
+
+
+def test_a_corrupt_or_missing_part_is_one_line(staged: Path, tmp_path: Path) -> None:
+    into = tmp_path / "into"
+    _received(staged, into)
+    part = into / bundle._manifest(staged)["parts"][1]["name"]
+    part.write_bytes(b"x" + part.read_bytes()[1:])
+    with pytest.raises(UserError, match="fails its SHA-256"):
+        bundle.reassemble(into, tmp_path / "wheels")
+    part.unlink()
+    with pytest.raises(UserError, match="missing"):
+        bundle.reassemble(into, tmp_path / "wheels")
+
+
+def test_the_plan_carries_the_manifest_and_one_part_per_call(staged: Path) -> None:
+    calls = bundle.plan(staged)
+    parts = [p["name"] for p in bundle._manifest(staged)["parts"]]
+    assert [c["carry"][1].split("/")[-1] for c in calls] == parts
+    assert all(c["carry"][0].endswith("manifest.json") for c in calls)
+    assert calls[-1]["command"] == "bash scripts/gpu_sim_check.sh"
+    assert calls[0]["command"].endswith(f"receive {staged.as_posix()} 0")
+
+
+def test_a_wheel_from_the_installed_files_when_uv_has_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bundle, "_uv_cache_entry", lambda *a: None)
+    path, source = bundle.wheel_of("smmap", tmp_path)
+    assert source == "installed" and path.name.startswith("smmap-") and path.name.endswith("-none-any.whl")
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        record = zf.read(names[-1]).decode()
+    assert "smmap/__init__.py" in names and not any(n.endswith(("INSTALLER", ".pyc")) for n in names)
+    assert "smmap/__init__.py,sha256=" in record
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["stage", "x", "--codec", "lz4"], "--codec: one of xz, zstd, got 'lz4'"),
+        (["stage", "x", "--part-mib", "65"], "--part-mib: must be in (0, 64]"),
+        (["plan", "nowhere"], "no manifest.json in nowhere"),
+    ],
+)
+def test_bad_input_is_one_line(argv: list[str], message: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "redline.bench.bundle", *argv], capture_output=True, text=True)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
+
+
+def test_receive_names_a_bad_index(staged: Path, tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"part index must be in 0\.\.\d+ \(or -1: the last\), got 99"):
+        bundle.receive(staged, 99, tmp_path)
