@@ -115,6 +115,44 @@ def test_the_nan_guards_stop_is_one_line_and_leaves_finite_checkpoints(
     assert [load_checkpoint(p)["iter"] for p in run.glob("model_*.pt")] == [0]  # loads: every tensor finite
 
 
+TIMING_KEYS = {"sps", "learner_gflops", "mfu", "gpu_util", "gpu_mem_gb", "bottleneck", "next_action", "straggler"}
+"""Record keys measured from the clock (with every ``*_s`` key), or derived from such a measurement."""
+
+
+def _same_state(a: object, b: object, where: str = "") -> list[str]:
+    """Where two checkpoints' contents differ (tensors bit for bit), ignoring their ``wall_time_s``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = (set(a) | set(b)) - {"wall_time_s"}
+        return [d for k in sorted(keys, key=str) for d in _same_state(a.get(k), b.get(k), f"{where}.{k}")]
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _same_state(x, y, f"{where}[{i}]")]
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return [] if a.dtype == b.dtype and torch.equal(a, b) else [where]
+    return [] if a == b else [where]
+
+
+def test_the_same_command_twice_writes_the_same_run(tmp_path: Path) -> None:
+    """Issue 37 item 1 on one process: the same short `redline train` run twice (in one process: a run that read
+    state a previous one left, an unseeded generator, would differ) writes bitwise identical checkpoints and the same
+    metrics.jsonl records but for the clock's fields."""
+    argv = ["train", "--task", "Redline-Cartpole", "--device", "cpu", "--num_envs", "16", "--max_iterations", "3"]
+    runs = []
+    for name in ("a", "b"):
+        assert main([*argv, "--nproc", "1", "--log_root", str(tmp_path / name)]) == 0
+        runs.append(_only_run(tmp_path / name, "redline_cartpole"))
+    a, b = runs
+    saved = sorted(p.name for p in a.glob("model_*.pt"))
+    assert saved == sorted(p.name for p in b.glob("model_*.pt")) == ["model_0.pt", "model_2.pt"]
+    for name in saved:
+        assert _same_state(*(torch.load(run / name, weights_only=True) for run in runs)) == [], name
+
+    def untimed(run: Path) -> list[dict]:
+        return [{k: v for k, v in r.items() if not k.endswith("_s") and k not in TIMING_KEYS} for r in _records(run)]
+
+    assert untimed(a) == untimed(b)
+    assert len(untimed(a)) == 3 and "mean_reward" in untimed(a)[0] and "kl" in untimed(a)[0]
+
+
 def _isaaclab(*args: str, cwd: Path) -> subprocess.Popen:
     """Start Isaac Lab's stock ``isaaclab`` command; its output is read with ``communicate``."""
     return subprocess.Popen(
