@@ -1,0 +1,124 @@
+"""The simulator bundle's CPU rehearsal (issue 38): staged into parts, carried and installed into a clean venv with
+only torch, numpy and the device image's other packages, exactly as ``python -m redline.bench.bundle plan`` says,
+then Redline-Cartpole trains 2 iterations and Redline-Velocity-Flat-Go1 trains 2 (``scripts/gpu_sim_check.sh``).
+
+CI stages with ``xz -0`` (23 s instead of 5 min for the device's ``xz -6``; 4 parts instead of 3), every wheel the
+device gets; the device's own level runs under ``--extended``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from redline.bench import bundle
+from redline.caches import warp_cache_dir
+
+pytestmark = pytest.mark.sim
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _uv() -> str:
+    uv = bundle._uv()
+    if uv is None:
+        pytest.skip("uv is not installed (the rehearsal's clean venv is made with it)")
+    return uv
+
+
+def clean_venv(path: Path) -> Path:
+    """A venv with torch, numpy, the image's other packages the GPU path imports (:data:`bundle.IMAGE_DISTS`) and
+    pip, at this venv's versions, linked from uv's cache (offline when its index pages are cached); its python."""
+    uv = _uv()
+    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(path)], check=True)
+    python = path / "bin" / "python"
+    pins = [f"{name}=={importlib.metadata.version(name)}" for name in ("torch", *bundle.IMAGE_DISTS)]
+    base = [uv, "pip", "install", "-q", "--python", str(python), *pins, "pip"]
+    if subprocess.run([*base, "--offline"], capture_output=True).returncode != 0:
+        done = subprocess.run(base, capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"uv could not make the clean venv: {done.stderr.strip().splitlines()[-1]}")
+    return python
+
+
+def rehearse(tmp: Path, level: int | None) -> dict:
+    """Stage, make the clean venv, run the plan's calls with ``python3`` -> the clean venv's python and the device
+    folders under ``tmp``; returns the manifest, the calls and the last call's output."""
+    stage_dir = tmp / "build" / "gpu-stage"
+    manifest = bundle.stage(stage_dir, level=level)
+    python = clean_venv(tmp / "venv")
+    into, site, out = tmp / "device-stage", tmp / "device-site", tmp / "out"
+    env = {
+        **os.environ,
+        "PYTHON": str(python), "STAGE": str(stage_dir), "INTO": str(into), "SITE": str(site), "OUT": str(out),
+        "WARP_CACHE_PATH": str(warp_cache_dir()), "OMP_NUM_THREADS": "1",
+    }  # fmt: skip
+    calls = bundle.plan(stage_dir)
+    outputs = []
+    for call in calls[:-1]:
+        assert call["command"].startswith("PYTHONPATH=source python3 -m redline.bench.bundle receive")
+        args = call["command"].split()[4:]  # receive DIR INDEX
+        cmd = [str(python), "-m", "redline.bench.bundle", *args, "--into", str(into)]
+        done = subprocess.run(cmd, cwd=ROOT, env={**env, "PYTHONPATH": "source"}, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert calls[-1]["command"] == "bash scripts/gpu_sim_check.sh"
+    cmd = ["bash", "scripts/gpu_sim_check.sh", "--device", "cpu", "--tiny", "--stages", "throughput"]
+    last = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    cartpole = subprocess.run(
+        [str(python), "-m", "redline.cli", "train", "--task", "Redline-Cartpole", "--num_envs", "8", "--device",
+         "cpu", "--max_iterations", "2", "--log_root", str(tmp / "logs"), "physics=newton_mjwarp"],
+        cwd=tmp, env={**env, "PYTHONPATH": str(site)}, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    return {"manifest": manifest, "calls": calls, "receive": outputs, "last": last, "out": out, "cartpole": cartpole,
+            "python": python, "site": site, "env": env}  # fmt: skip
+
+
+def check_rehearsal(r: dict) -> None:
+    """What must hold whatever the level."""
+    manifest, calls = r["manifest"], r["calls"]
+    assert len(calls) == len(manifest["parts"]) >= 2  # the real bundle never fits one call
+    for call in calls:
+        assert len(call["carry"]) == 2 and call["carry"][0].endswith(bundle.MANIFEST)
+        assert call["mib"] <= bundle.PART_MIB and len(call["command"]) < 2000
+    assert {w.split("-")[0] for w in manifest["wheels"]} >= {"warp_lang", "isaaclab", "newton", "redline"}
+    assert "ok" in r["receive"][0] and "missing" in r["receive"][0]
+    assert r["last"].returncode == 0, r["last"].stdout[-3000:] + r["last"].stderr[-2000:]
+    result = json.loads((r["out"] / "gpu_sim.json").read_text())
+    assert result["stages"]["throughput"]["ok"], result["stages"]["throughput"]
+    run = result["stages"]["throughput"]["tasks"]["Redline-Velocity-Flat-Go1@4"]
+    assert run["iterations"] == 2 and run["sps"] > 0
+    assert "installed" in (r["out"] / "install.log").read_text()
+    assert r["cartpole"].returncode == 0, r["cartpole"].stdout[-3000:] + r["cartpole"].stderr[-2000:]
+    # the redline that ran is the bundle's, not this checkout's venv
+    where = subprocess.run(
+        [str(r["python"]), "-c", "import redline, warp, isaaclab; print(redline.__file__, warp.__file__)"],
+        env={**r["env"], "PYTHONPATH": str(r["site"])}, capture_output=True, text=True, cwd="/",
+    )  # fmt: skip
+    assert where.stdout.count(str(r["site"])) == 2, where.stdout + where.stderr
+
+
+def test_rehearsal_fast_level(tmp_path: Path) -> None:
+    r = rehearse(tmp_path, level=0)
+    check_rehearsal(r)
+    assert r["manifest"]["level"] == 0
+    # the last call again, as on a warm machine after a failed check: the install is skipped
+    again = subprocess.run(
+        ["bash", "scripts/gpu_sim_check.sh", "--stages", "nonsense"], cwd=ROOT, env=r["env"], capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert "already installed" in again.stdout
+    assert again.returncode == 2 and again.stderr.strip().splitlines()[-1].startswith("gpu_sim: error: --stages")
+
+
+@pytest.mark.extended
+def test_rehearsal_device_level(tmp_path: Path) -> None:
+    r = rehearse(tmp_path, level=None)
+    check_rehearsal(r)
+    assert r["manifest"]["level"] == 6 and len(r["manifest"]["parts"]) == 3
