@@ -1,4 +1,4 @@
-"""``redline bench gpu --stage DIR``: the simulator bundle for a bare GPU machine, in parts that fit one call each.
+"""``python -m redline.bench.bundle``: the simulator bundle for a bare GPU machine, in parts that fit one call each.
 
 The device machine has torch 2.11 and numpy but no Isaac Lab, Newton or Warp, and a call carries at most 64 MiB of
 working tree. :func:`stage` writes every wheel the GPU simulator run needs beyond the machine's image
