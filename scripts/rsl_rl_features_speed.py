@@ -23,7 +23,6 @@ import torch
 from rsl_rl.algorithms import PPO as RslPPO
 from tensordict import TensorDict
 
-import _bootstrap  # noqa: F401  (redline importable from a source checkout)
 from redline.learning.rsl_rl import CLASS_PATH
 from redline.learning.rsl_rl import PPO as DropIn
 

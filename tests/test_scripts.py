@@ -1,5 +1,5 @@
-"""The study scripts whose output backs a claim in docs: the Go1 walking criterion (scripts/walk_time.py) and the
-mjbatch harness that logs for it (scripts/mjbatch_walk.py)."""
+"""The study scripts whose output backs a claim in docs: the Go1 walking criterion (scripts/walk_time.py), the
+mjbatch harness that logs for it (scripts/mjbatch_walk.py), and the rsl_rl feature studies (speed, learning)."""
 
 from __future__ import annotations
 
@@ -97,3 +97,22 @@ def test_gpu_scale_refuses_a_bad_env_count_in_one_line(capsys: pytest.CaptureFix
     assert _script("gpu_scale").main(["cpu", "16", "many"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("gpu_scale.py: error: NUM_ENVS: 16 many") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["rsl_rl_features_speed", "rsl_rl_features_parity"])
+def test_the_rsl_rl_feature_studies_refuse_bad_arguments_in_one_line(name: str, capsys: pytest.CaptureFixture) -> None:
+    assert _script(name).main(["cpu", "many"] if name.endswith("speed") else ["many"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: {name}.py") and err.count("\n") == 1
+
+
+def test_the_rsl_rl_feature_studies_print_one_line_per_config(capsys: pytest.CaptureFixture) -> None:
+    """Tiny runs of both studies (the figures in docs/learner.md came from their full sizes)."""
+    assert _script("rsl_rl_features_speed").main(["cpu", "16", "1"]) == 0
+    assert _script("rsl_rl_features_parity").main(["2", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    lines = [json.loads(line.split(" ", 1)[1]) for line in out if line.startswith(("SPEED ", "PARITY "))]
+    speed = [r for r in lines if "ratio" in r]
+    parity = [r for r in lines if "diff_ci95" in r]
+    assert {r["config"] for r in speed} == {r["config"] for r in parity} == {"recurrent", "symmetry"}
+    assert all(len(r["redline"]) == len(r["rsl_rl"]) == 2 for r in parity)
