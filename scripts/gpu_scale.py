@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import sys
 
-from redline.bench.gpu import _row
-from redline.bench.learner import SHAPES, redline_loop, rsl_rl_loop, time_interleaved
+from redline.bench.gpu import update_row
+from redline.bench.learner import redline_loop, rsl_rl_loop, time_interleaved
+from redline.bench.shapes import SHAPES
 
 
 def main(argv: list[str]) -> int:
@@ -31,7 +32,7 @@ def main(argv: list[str]) -> int:
             "rsl_rl_fp32": rsl_rl_loop(shape, False, device),
         }
         timings = time_interleaved(loops, 5, device, count_ops=False)
-        rows = {name: _row(name, t, shape, device) for name, t in timings.items()}
+        rows = {name: update_row(name, t, shape, device) for name, t in timings.items()}
         print("SCALE", json.dumps({"num_envs": num_envs, **rows}), flush=True)
     return 0
 

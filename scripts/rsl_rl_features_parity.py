@@ -25,8 +25,8 @@ import torch
 from rsl_rl.runners import OnPolicyRunner
 from tensordict import TensorDict
 
+from redline.bench.shapes import DummyVecEnv
 from redline.learning.rsl_rl import CLASS_PATH
-from redline.learning.testing import DummyVecEnv
 
 
 def mirror(env: Any, obs: TensorDict | None = None, actions: torch.Tensor | None = None) -> tuple[Any, Any]:

@@ -56,7 +56,7 @@ def test_reward_meter_sums_each_steps_mean_reward() -> None:
     import torch
 
     from redline.bench.gpu import _reward_meter
-    from redline.bench.learner import SHAPES, synthetic_env
+    from redline.bench.shapes import SHAPES, synthetic_env
 
     env, twin = synthetic_env(SHAPES["tiny"], "cpu", 3), synthetic_env(SHAPES["tiny"], "cpu", 3)
     total = _reward_meter(env)

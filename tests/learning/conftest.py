@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator
 import pytest
 import torch
 
+from redline.bench.shapes import DummyVecEnv
 from redline.learning import PPO, PPOConfig
-from redline.learning.testing import DummyVecEnv
 from tests.learning.learning_support import small_cfg
 
 

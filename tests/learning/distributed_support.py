@@ -15,10 +15,10 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from redline.bench.shapes import DummyVecEnv
 from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator, RankLostError
 from redline.learning.rollout import train_iteration
-from redline.learning.testing import DummyVecEnv
 from redline.seeding import Domain
 from tests.learning.learning_support import SMALL
 

@@ -10,9 +10,9 @@ import sys
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from redline.bench.shapes import DummyVecEnv
 from redline.learning import PPO, ModelConfig, PPOConfig
 from redline.learning.rollout import collect_rollout
-from redline.learning.testing import DummyVecEnv
 
 SMALL = ModelConfig(hidden_dims=(16, 16))
 

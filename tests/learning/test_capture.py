@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import torch
 
+from redline.bench.shapes import DummyVecEnv
 from redline.errors import UserError
 from redline.learning import PPO, PPOConfig, capture
 from redline.learning.capture import CaptureWarning, Compiled, GraphReplay, resolve
 from redline.learning.rollout import train_iteration
-from redline.learning.testing import DummyVecEnv
 from tests.learning.learning_support import small_cfg
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

@@ -84,8 +84,8 @@ def test_single_process_communicator_makes_no_calls() -> None:
 
 
 def test_ppo_without_communicator_is_a_world_of_one() -> None:
+    from redline.bench.shapes import DummyVecEnv
     from redline.learning import PPO
-    from redline.learning.testing import DummyVecEnv
 
     env = DummyVecEnv(num_envs=6, num_obs=4, critic_obs=True)
     alg = PPO.from_env(env, CFG)

@@ -65,9 +65,9 @@ def test_state_round_trip() -> None:
 def test_overflowing_learning_rate_stops_training_naming_the_weights() -> None:
     """lr 3e38 (finite, so the config accepts it): every step would overflow the weights; each is undone, the
     weights stay finite, and after max_consecutive_skips iterations training stops naming them."""
+    from redline.bench.shapes import DummyVecEnv
     from redline.learning import PPO
     from redline.learning.rollout import train_iteration
-    from redline.learning.testing import DummyVecEnv
     from tests.learning.learning_support import small_cfg
 
     env = DummyVecEnv(num_envs=16, seed=0)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from redline.bench.shapes import DummyVecEnv
 from redline.learning import PPO
 from redline.learning.config import ModelConfig
-from redline.learning.testing import DummyVecEnv
 from tests.learning.learning_support import small_cfg
 
 

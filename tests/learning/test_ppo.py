@@ -239,7 +239,7 @@ def test_unknown_obs_group_is_a_user_error(make_learner) -> None:
 
 def test_action_noise_from_per_env_streams_is_partition_invariant() -> None:
     """Envs 0-3 get the same sampled actions whether the learner serves 4 or 8 envs (same weights, same obs)."""
-    from redline.learning.testing import DummyVecEnv
+    from redline.bench.shapes import DummyVecEnv
     from redline.seeding import Domain, EnvStreams
 
     cfg = PPOConfig(num_steps_per_env=4, actor=ModelConfig(hidden_dims=(16,)), critic=ModelConfig(hidden_dims=(16,)))
@@ -266,7 +266,7 @@ def test_env_action_noise_switch_chooses_the_noise_source(from_env: bool) -> Non
     learner's own generator does, as in rsl_rl."""
     from types import SimpleNamespace
 
-    from redline.learning.testing import DummyVecEnv
+    from redline.bench.shapes import DummyVecEnv
     from redline.seeding import EnvStreams
     from redline.seeding.plan import bind_action_noise
 

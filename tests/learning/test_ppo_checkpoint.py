@@ -10,9 +10,9 @@ import torch
 from rsl_rl.algorithms import PPO as RslPPO
 from rsl_rl.models import MLPModel
 
+from redline.bench.shapes import DummyVecEnv
 from redline.errors import UserError
 from redline.learning import ModelConfig
-from redline.learning.testing import DummyVecEnv
 from tests.learning.learning_support import SMALL, flat_params, rollout, small_cfg
 
 NORMALIZED = ModelConfig(hidden_dims=(16, 16), obs_normalization=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from redline.bench.shapes import DummyVecEnv
 from redline.learning import PPO, ModelConfig, PPOConfig, train_iteration
 from redline.learning.guard import NanGuard
 from redline.learning.rollout import collect_rollout
-from redline.learning.testing import DummyVecEnv
 
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])

@@ -8,10 +8,9 @@ from pathlib import Path
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
-from redline.bench.learner import rsl_rl_cfg
+from redline.bench.shapes import DummyVecEnv, rsl_rl_cfg
 from redline.learning.rsl_rl import CLASS_PATH
 from redline.learning.rsl_rl import PPO as DropIn
-from redline.learning.testing import DummyVecEnv
 
 
 def _cfg(class_name: str) -> dict:

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from redline.bench.shapes import DummyVecEnv
 from redline.learning import PPO, PPOConfig
 from redline.learning.config import ModelConfig
-from redline.learning.testing import DummyVecEnv
 from redline.media.export import export_policy
 
 

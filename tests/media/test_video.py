@@ -49,10 +49,10 @@ def test_viz_kit_needs_isaac_sim(capsys: pytest.CaptureFixture) -> None:
 
 def _checkpoint(run_dir: Path, task: str = "Redline-Cartpole", num_obs: int = 4, num_actions: int = 1) -> Path:
     """An untrained redline checkpoint with ``task``'s shapes (Cartpole: 4 observations, 1 action), no simulator."""
+    from redline.bench.shapes import DummyVecEnv
     from redline.envs import registry
     from redline.envs.prepare import runner_cfg_dict
     from redline.learning import PPO, PPOConfig
-    from redline.learning.testing import DummyVecEnv
 
     _, agent_cfg = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
     cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision="fp32")
@@ -83,9 +83,9 @@ class _FullDiskRecorder:
 def test_play_video_on_a_full_disk_is_one_line_naming_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The video is what `play --video` was asked for: a full disk is an output error (exit 74) naming the file, and
     the cut mp4 (unplayable without its index) is removed. Before: an OSError traceback."""
+    from redline.bench.shapes import DummyVecEnv
     from redline.commands.play import _rollout_recorded
     from redline.errors import OutputError
-    from redline.learning.testing import DummyVecEnv
     from redline.media import video
 
     env = DummyVecEnv(num_envs=4, seed=0)

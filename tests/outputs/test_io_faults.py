@@ -113,9 +113,8 @@ def test_a_full_disk_while_saving_keeps_the_previous_checkpoint(
 def test_the_runner_stops_on_a_failed_save_with_its_earlier_checkpoints_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from redline.bench.learner import rsl_rl_cfg
+    from redline.bench.shapes import DummyVecEnv, rsl_rl_cfg
     from redline.learning import PPOConfig
-    from redline.learning.testing import DummyVecEnv
     from redline.runners import redline as runner_module
     from redline.runners.redline import RedlineRunner
 

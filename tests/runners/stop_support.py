@@ -9,9 +9,9 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from redline.bench.shapes import DummyVecEnv
 from redline.learning import ModelConfig, PPOConfig
 from redline.learning.distributed import Communicator
-from redline.learning.testing import DummyVecEnv
 from redline.runners.redline import RedlineRunner
 from redline.runners.stop import Stopped, StopRequest
 

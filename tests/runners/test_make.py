@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from redline.bench.learner import rsl_rl_cfg
+from redline.bench.shapes import DummyVecEnv, rsl_rl_cfg
 from redline.learning import PPOConfig
-from redline.learning.testing import DummyVecEnv
 from redline.outputs.checkpoints import load_checkpoint
 from redline.runners.make import LEARNERS, RunnerRequest, make_runner
 from redline.runners.stop import STARTUP, StopRequest

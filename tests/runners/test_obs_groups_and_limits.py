@@ -10,12 +10,11 @@ import warnings
 import pytest
 import torch
 
-from redline.bench.learner import rsl_rl_cfg
+from redline.bench.shapes import DummyVecEnv, rsl_rl_cfg
 from redline.errors import UserError
 from redline.learning import PPOConfig
 from redline.learning.rsl_rl import CLASS_PATH
 from redline.learning.rsl_rl import PPO as DropIn
-from redline.learning.testing import DummyVecEnv
 from redline.runners.redline import RedlineRunner
 
 

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from redline.bench.learner import rsl_rl_cfg
+from redline.bench.shapes import DummyVecEnv, rsl_rl_cfg
 from redline.learning import PPOConfig
 from redline.learning.config import ModelConfig
-from redline.learning.testing import DummyVecEnv
 from redline.outputs.checkpoints import load_checkpoint
 from redline.runners.redline import RedlineRunner
 from tests.learning.learning_support import HostReads, small_cfg

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.bench.learner import rsl_rl_cfg
-from redline.learning.testing import DummyVecEnv
+from redline.bench.shapes import DummyVecEnv, rsl_rl_cfg
 from redline.runners.rsl_rl_runner import RslRlRunner
 from tests.runners.test_writers import _Clip
 

@@ -13,7 +13,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from redline.learning.testing import DummyVecEnv
+from redline.bench.shapes import DummyVecEnv
 from redline.outputs.checkpoints import load_checkpoint
 from redline.runners.redline import RedlineRunner
 from redline.runners.stop import Stopped, StopRequest

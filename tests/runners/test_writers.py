@@ -187,9 +187,8 @@ def test_redline_runner_logs_to_wandb_offline(tmp_path: Path, monkeypatch: pytes
     """``--logger wandb`` end to end through rsl_rl's WandbLogWriter, offline: the scalars, the config, the
     checkpoints and a training clip land in the local W&B run; TensorBoard events are still written."""
     pytest.importorskip("wandb")
-    from redline.bench.learner import rsl_rl_cfg
+    from redline.bench.shapes import DummyVecEnv, rsl_rl_cfg
     from redline.learning import PPOConfig
-    from redline.learning.testing import DummyVecEnv
     from redline.runners.redline import RedlineRunner
 
     monkeypatch.setenv("WANDB_MODE", "offline")

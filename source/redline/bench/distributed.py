@@ -1,7 +1,7 @@
 """``redline bench distributed``: the redline learner on 1 and on N ranks, same global batch, no simulator.
 
 Each rank is a spawned process (gloo on CPU, NCCL on CUDA GPUs, one GPU per rank) training its share of a
-:class:`redline.learning.testing.DummyVecEnv` batch with per-env streams. Reported per world size: seconds per
+:class:`redline.bench.shapes.DummyVecEnv` batch with per-env streams. Reported per world size: seconds per
 iteration (median of the timed ones, after one warm-up), the share spent inside collectives, and the number of
 collectives per iteration and per minibatch. Strong scaling (same global batch) by default; ``weak`` keeps each
 rank's batch (the GPU case: every GPU runs its own 4096 envs).
@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from redline.bench.learner import SHAPES, rsl_rl_cfg
+from redline.bench.shapes import SHAPES, DummyVecEnv, rsl_rl_cfg
 from redline.bench.timing import device_sync, timed
 from redline.options import positive_int
 
@@ -31,7 +31,7 @@ class DistBenchOptions:
     nproc: int = 2
     """Ranks of the multi-process run (compared with 1 rank)."""
     shape: str = "tiny"
-    """A :data:`redline.bench.learner.SHAPES` name; ``num_envs`` is the global batch."""
+    """A :data:`redline.bench.shapes.SHAPES` name; ``num_envs`` is the global batch."""
     num_envs: int | None = None
     """Global envs (None: the shape's)."""
     iterations: int = 3
@@ -54,7 +54,6 @@ def _worker(rank: int, world: int, port: int, opts: DistBenchOptions, threads: i
     from redline.learning import PPO, PPOConfig
     from redline.learning.distributed import Communicator
     from redline.learning.rollout import train_iteration
-    from redline.learning.testing import DummyVecEnv
     from redline.seeding import Domain
 
     torch.set_num_threads(threads)
@@ -150,7 +149,7 @@ def bench_distributed(opts: DistBenchOptions) -> dict[str, Any]:
     if not opts.weak and total % opts.nproc:
         raise UserError(f"--num_envs: {total} global envs do not split evenly over --nproc {opts.nproc}")
     one, many = _run(1, opts), _run(opts.nproc, opts)
-    minibatches = 5 * 4  # epochs x minibatches of the benchmark's PPO schedule (bench_learner.rsl_rl_cfg)
+    minibatches = 5 * 4  # epochs x minibatches of the benchmark's PPO schedule (bench.shapes.rsl_rl_cfg)
     speedup = one["s_per_iteration"] / many["s_per_iteration"]
     ideal = 1.0 if opts.weak else float(opts.nproc)  # weak: same time per iteration; strong: nproc x faster
     return {

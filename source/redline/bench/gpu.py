@@ -35,16 +35,8 @@ from typing import Any, Literal
 
 import torch
 
-from redline.bench.learner import (
-    SHAPES,
-    Loop,
-    Timing,
-    redline_loop,
-    rsl_rl_cfg,
-    rsl_rl_loop,
-    synthetic_env,
-    time_interleaved,
-)
+from redline.bench.learner import Loop, Timing, redline_loop, rsl_rl_loop, time_interleaved
+from redline.bench.shapes import SHAPES, DummyVecEnv, rsl_rl_cfg, synthetic_env
 from redline.bench.timing import device_sync, timed
 from redline.errors import UserError
 from redline.options import positive_int
@@ -216,7 +208,7 @@ def bench(
         "tf32": bool(torch.backends.cuda.matmul.allow_tf32),
         "capture": {name: state["alg"].capture_plan.kind for name, (_, state) in redline.items()},
         "sync_debug": sync_counts(shape, device) if cuda else {"reason": "no CUDA device: nothing to count"},
-        "update": {name: _row(name, t, shape, device) for name, t in times.items()},
+        "update": {name: update_row(name, t, shape, device) for name, t in times.items()},
         "gpu_monitor": utilisation,
         "philox": philox_cost(device, reps=3 if quick else 50),
         "first_ratio_dev": float(captured_state["metrics"]["first_ratio_dev"]),
@@ -241,7 +233,6 @@ def learning_check(device: str, seeds: tuple[int, ...], iterations: int = 12) ->
     """
     from redline.learning import PPO, ModelConfig, PPOConfig
     from redline.learning.rollout import train_iteration
-    from redline.learning.testing import DummyVecEnv
 
     net = ModelConfig(hidden_dims=(32, 32))
     result: dict[str, Any] = {}
@@ -326,7 +317,7 @@ def _reward_meter(env: Any) -> torch.Tensor:
     return total
 
 
-def _row(name: str, timing: Timing, shape: dict[str, Any], device: str) -> dict[str, Any]:
+def update_row(name: str, timing: Timing, shape: dict[str, Any], device: str) -> dict[str, Any]:
     """One learner's row: ms per iteration and the update's model FLOP utilisation."""
     from redline.telemetry.flops import iteration_flops, peak_tflops
 
@@ -365,19 +356,19 @@ def sync_counts(shape: dict[str, Any], device: str) -> dict[str, Any]:
 
     for _ in range(alg.cfg.num_steps_per_env - 1):  # warm-up (and capture) first
         env_step()
-    per_env_step = _count_syncs(env_step)
+    per_env_step = count_syncs(env_step)
     with torch.inference_mode():
         alg.compute_returns(obs)
     minibatches = alg.storage.minibatch_indices(alg.cfg.num_mini_batches, alg.generator)
     for indices, share in minibatches[:3]:
         alg._train_step(indices, share, None)
     indices, share = minibatches[-1]
-    per_gradient_step = _count_syncs(lambda: alg._train_step(indices, share, None))
+    per_gradient_step = count_syncs(lambda: alg._train_step(indices, share, None))
     alg.storage.clear()
     return {"env_step": per_env_step, "gradient_step": per_gradient_step, "capture": alg.capture_plan.kind}
 
 
-def _count_syncs(fn: Callable[[], Any]) -> int:
+def count_syncs(fn: Callable[[], Any]) -> int:
     """Synchronising CUDA calls made by ``fn``."""
     torch.cuda.synchronize()
     with warnings.catch_warnings(record=True) as caught:

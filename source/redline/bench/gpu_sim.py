@@ -313,7 +313,7 @@ def count_env_syncs(task: str, num_envs: int, device: str, steps: int = 5) -> di
     steps: the mean over ``steps`` counted steps."""
     import torch
 
-    from redline.bench.gpu import _count_syncs
+    from redline.bench.gpu import count_syncs
     from redline.envs import registry
     from redline.envs.simulator import isaaclab_env
 
@@ -325,7 +325,7 @@ def count_env_syncs(task: str, num_envs: int, device: str, steps: int = 5) -> di
         actions = torch.zeros(num_envs, env.unwrapped.single_action_space.shape[0], device=device)
         for _ in range(steps):
             env.step(actions)
-        counts = [_count_syncs(lambda: env.step(actions)) for _ in range(steps)]
+        counts = [count_syncs(lambda: env.step(actions)) for _ in range(steps)]
     return {"task": task, "num_envs": num_envs, "per_env_step": statistics.fmean(counts), "counts": counts}
 
 

@@ -1,6 +1,6 @@
 """``redline bench learner``: redline's PPO vs rsl_rl 5.5.1's, side by side in one process, no simulator.
 
-Both learners train on the same synthetic batched env (:class:`redline.learning.testing.DummyVecEnv`) with the same
+Both learners train on the same synthetic batched env (:class:`redline.bench.shapes.DummyVecEnv`) with the same
 shapes, hyper-parameters and seeds. rsl_rl runs its own ``OnPolicyRunner.learn`` loop body (act, step, NaN check,
 process_env_step, compute_returns, update) without its logger; redline runs :class:`RedlineRunner`'s loop body.
 Each learner's first iteration is a warm-up and is not timed; then the two are timed in alternation, an iteration
@@ -17,45 +17,11 @@ from typing import Any
 
 import torch
 
+from redline.bench import learner_rollout
+from redline.bench.shapes import SHAPES, TASK_SHAPES, rsl_rl_cfg, synthetic_env
 from redline.bench.timing import device_sync, timed
 from redline.host import allocator
 from redline.options import positive_int
-
-SHAPES = {
-    # legged_gym's shape: 4096 envs x 24 steps, obs 48, act 12, [512, 256, 128] actor and critic, 5 x 4 updates
-    "legged": {"num_envs": 4096, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [512, 256, 128]},
-    # the overhead floor: the same networks and schedule at 8 envs, where arithmetic is negligible
-    "tiny": {"num_envs": 8, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [512, 256, 128]},
-}
-"""Benchmark shapes."""
-
-
-def rsl_rl_cfg(shape: dict[str, Any], bf16: bool) -> dict[str, Any]:
-    """The rsl_rl runner config both learners read (rsl_rl's legged-gym PPO hyper-parameters)."""
-    model = {"class_name": "MLPModel", "hidden_dims": shape["hidden"], "activation": "elu", "obs_normalization": False}
-    return {
-        "num_steps_per_env": shape["steps"],
-        "save_interval": 1000,
-        "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
-        "actor": {**model, "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": 1.0}},
-        "critic": dict(model),
-        "algorithm": {
-            "class_name": "PPO",
-            "num_learning_epochs": 5,
-            "num_mini_batches": 4,
-            "learning_rate": 1e-3,
-            "schedule": "adaptive",
-            "desired_kl": 0.01,
-            "clip_param": 0.2,
-            "gamma": 0.99,
-            "lam": 0.95,
-            "value_loss_coef": 1.0,
-            "entropy_coef": 0.01,
-            "max_grad_norm": 1.0,
-            "use_clipped_value_loss": True,
-            "use_mixed_precision": bf16,
-        },
-    }
 
 
 @dataclasses.dataclass
@@ -126,15 +92,6 @@ def _loop(env: Any, steps: int, act: Callable, record: Callable, finish: Callabl
         state["obs"] = rollout(env, state["obs"], steps, act, record, finish)
 
     return collect, update
-
-
-def synthetic_env(shape: dict[str, Any], device: str, seed: int) -> Any:
-    """The benchmark's synthetic batched env at ``shape``; seeds torch's generator for the networks' initial
-    weights."""
-    from redline.learning.testing import DummyVecEnv
-
-    torch.manual_seed(seed)  # network initialisation draws from the global generator in both learners
-    return DummyVecEnv(shape["num_envs"], shape["num_obs"], shape["num_actions"], device=device, seed=seed)
 
 
 def rsl_rl_loop(
@@ -220,9 +177,7 @@ def bench_learner(shape_name: str, precision: str, device: str, iterations: int)
 def show(result: dict[str, Any]) -> None:
     """The table of :func:`run`'s result."""
     if "rollout" in result:
-        from redline.bench.rollout import show as show_rollout
-
-        show_rollout(result)
+        learner_rollout.show(result)
         return
     print(
         f"learner benchmark: shape {result['shape']}, {result['precision']}, {result['device']}, "
@@ -250,13 +205,11 @@ def show(result: dict[str, Any]) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``redline bench learner``'s own options."""
-    from redline.bench.rollout import SHAPES as ROLLOUT_SHAPES
-
     parser.add_argument(
         "--shape",
         default=None,
         help=f"{' | '.join(SHAPES)} (legged, 4096 envs; tiny, 8 envs); with --rollout: "
-        f"{' | '.join(ROLLOUT_SHAPES)} (default: all three)",
+        f"{' | '.join(TASK_SHAPES)} (default: all three)",
     )
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="both learners' (fp32)")
     parser.add_argument("--iterations", type=positive_int, default=3, help="timed iterations per learner (3)")
@@ -274,15 +227,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     device = resolve_device(args.device)
     if args.rollout:
-        from redline.bench import rollout
-
         if device != "cpu" or args.precision != "fp32":
             raise UserError("--rollout: measures the CPU in fp32; drop --device / --precision")
-        names = list(rollout.SHAPES) if args.shape is None else [args.shape]
-        if not set(names) <= set(rollout.SHAPES):
-            raise UserError(f"--shape: '{args.shape}' with --rollout (valid: {', '.join(rollout.SHAPES)})")
+        names = list(TASK_SHAPES) if args.shape is None else [args.shape]
+        if not set(names) <= set(TASK_SHAPES):
+            raise UserError(f"--shape: '{args.shape}' with --rollout (valid: {', '.join(TASK_SHAPES)})")
         torch.set_num_threads(1)  # the loop bodies are small ops: one thread, the other cores left to the envs
-        return {"rollout": [rollout.bench_rollout(name, args.iterations) for name in names], "threads": 1}
+        return {"rollout": [learner_rollout.bench_rollout(name, args.iterations) for name in names], "threads": 1}
     shape = "legged" if args.shape is None else args.shape
     if shape not in SHAPES:
         raise UserError(f"--shape: '{shape}' (valid: {', '.join(SHAPES)}; the task shapes need --rollout)")

@@ -1,12 +1,16 @@
-"""A tiny batched linear-dynamics environment for tests and benchmarks (no simulator).
+"""The benches' shared shapes and their synthetic env (no simulator): one place that the learner benches, the GPU
+acceptance run and the tests read.
 
-It has the interface of Isaac Lab's ``RslRlVecEnvWrapper`` (and subclasses rsl_rl's ``VecEnv``), so the same object
-drives the redline learner and rsl_rl's ``OnPolicyRunner``.
+:class:`DummyVecEnv` is a tiny batched linear-dynamics environment with the interface of Isaac Lab's
+``RslRlVecEnvWrapper`` (it subclasses rsl_rl's ``VecEnv``), so the same object drives the redline learner and
+rsl_rl's ``OnPolicyRunner``. :data:`SHAPES` are the learner benches' shapes, :data:`TASK_SHAPES` the tasks' CPU
+shapes of ``redline bench learner --rollout``, and :func:`rsl_rl_cfg` the runner config both learners read.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from rsl_rl.env import VecEnv
@@ -117,3 +121,66 @@ class DummyVecEnv(VecEnv):
             x = self.state.abs().mean(0)
             log = {f"Episode_Reward/term_{i}": x[i % self.num_actions] for i in range(self.log_terms)}
         return self.get_observations(), rewards, dones.long(), {"time_outs": time_outs, "log": log}
+
+
+SHAPES: dict[str, dict[str, Any]] = {
+    # legged_gym's shape: 4096 envs x 24 steps, obs 48, act 12, [512, 256, 128] actor and critic, 5 x 4 updates
+    "legged": {"num_envs": 4096, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [512, 256, 128]},
+    # the overhead floor: the same networks and schedule at 8 envs, where arithmetic is negligible
+    "tiny": {"num_envs": 8, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [512, 256, 128]},
+}
+"""Benchmark shapes."""
+
+TASK_SHAPES: dict[str, dict[str, Any]] = {
+    # the tasks' CPU defaults: envs, steps per env, observation and action dims, hidden layers (agent configs),
+    # observation normalisation, episode length [steps], extras["log"] terms per reset step
+    "cartpole": {
+        "num_envs": 256, "steps": 16, "num_obs": 4, "num_actions": 1, "hidden": [32, 32],
+        "obs_norm": False, "episode": 300, "log_terms": 0,
+    },
+    "ant": {
+        "num_envs": 64, "steps": 32, "num_obs": 60, "num_actions": 8, "hidden": [400, 200, 100],
+        "obs_norm": False, "episode": 1000, "log_terms": 0,
+    },
+    "go1": {
+        "num_envs": 1024, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [128, 128, 128],
+        "obs_norm": True, "episode": 1000, "log_terms": 14,
+    },
+}  # fmt: skip
+"""Rollout shapes (``redline bench learner --rollout``): Redline-Cartpole, Redline-Ant and Redline-Velocity-Flat-Go1
+on the CPU (Go1's 14 log terms: 10 rewards, 2 terminations, 2 command metrics)."""
+
+
+def rsl_rl_cfg(shape: dict[str, Any], bf16: bool) -> dict[str, Any]:
+    """The rsl_rl runner config both learners read (rsl_rl's legged-gym PPO hyper-parameters)."""
+    model = {"class_name": "MLPModel", "hidden_dims": shape["hidden"], "activation": "elu", "obs_normalization": False}
+    return {
+        "num_steps_per_env": shape["steps"],
+        "save_interval": 1000,
+        "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
+        "actor": {**model, "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": 1.0}},
+        "critic": dict(model),
+        "algorithm": {
+            "class_name": "PPO",
+            "num_learning_epochs": 5,
+            "num_mini_batches": 4,
+            "learning_rate": 1e-3,
+            "schedule": "adaptive",
+            "desired_kl": 0.01,
+            "clip_param": 0.2,
+            "gamma": 0.99,
+            "lam": 0.95,
+            "value_loss_coef": 1.0,
+            "entropy_coef": 0.01,
+            "max_grad_norm": 1.0,
+            "use_clipped_value_loss": True,
+            "use_mixed_precision": bf16,
+        },
+    }
+
+
+def synthetic_env(shape: dict[str, Any], device: str, seed: int) -> DummyVecEnv:
+    """The benchmark's synthetic batched env at ``shape``; seeds torch's generator for the networks' initial
+    weights."""
+    torch.manual_seed(seed)  # network initialisation draws from the global generator in both learners
+    return DummyVecEnv(shape["num_envs"], shape["num_obs"], shape["num_actions"], device=device, seed=seed)

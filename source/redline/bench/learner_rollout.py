@@ -3,7 +3,7 @@
 A rollout's time is the env's steps plus the learner's loop body around them: sampling the actions (policy and value
 inference, the observation normaliser, the noise draw), writing the storage, and the episode bookkeeping (rsl_rl's
 NaN check and device moves too). Only the second part differs between learners, so it is what is measured here: each
-learner collects from its own synthetic env (:class:`~redline.learning.testing.DummyVecEnv`, per-env streams as a
+learner collects from its own synthetic env (:class:`~redline.bench.shapes.DummyVecEnv`, per-env streams as a
 redline task has, Isaac Lab's ``extras["log"]`` terms on reset steps where the task has them) at a task's shape, the
 env's ``step`` is timed and taken out, and the rest is divided by the env steps. The bootstrap and returns after the
 rollout are shown apart (per iteration); the update is not run (each rollout starts from a cleared storage, the same
@@ -28,26 +28,7 @@ from typing import Any
 
 import torch
 
-from redline.bench.learner import rsl_rl_cfg
-
-SHAPES: dict[str, dict[str, Any]] = {
-    # the tasks' CPU defaults: envs, steps per env, observation and action dims, hidden layers (agent configs),
-    # observation normalisation, episode length [steps], extras["log"] terms per reset step
-    "cartpole": {
-        "num_envs": 256, "steps": 16, "num_obs": 4, "num_actions": 1, "hidden": [32, 32],
-        "obs_norm": False, "episode": 300, "log_terms": 0,
-    },
-    "ant": {
-        "num_envs": 64, "steps": 32, "num_obs": 60, "num_actions": 8, "hidden": [400, 200, 100],
-        "obs_norm": False, "episode": 1000, "log_terms": 0,
-    },
-    "go1": {
-        "num_envs": 1024, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [128, 128, 128],
-        "obs_norm": True, "episode": 1000, "log_terms": 14,
-    },
-}  # fmt: skip
-"""Rollout shapes: Redline-Cartpole, Redline-Ant and Redline-Velocity-Flat-Go1 on the CPU (Go1's 14 log terms: 10
-rewards, 2 terminations, 2 command metrics)."""
+from redline.bench.shapes import TASK_SHAPES, DummyVecEnv, rsl_rl_cfg
 
 PARTS = ("inference", "normaliser", "noise", "storage", "bookkeeping")
 """The parts of a learner's time per env step (``normaliser`` and ``noise`` are not counted in ``inference``;
@@ -85,8 +66,6 @@ class Side:
     the seconds outside ``env.step`` per env step and the returns' seconds."""
 
     def __init__(self, shape: dict[str, Any], seed: int) -> None:
-        from redline.learning.testing import DummyVecEnv
-
         self.shape = shape
         self.clock = Clock()
         self.env = DummyVecEnv(
@@ -245,7 +224,7 @@ def _time_normalisers(clock: Clock, *models: Any) -> None:
 def bench_rollout(shape_name: str, iterations: int, seed: int = 0) -> dict[str, Any]:
     """Both learners' loop bodies at ``shape_name``, alternating: medians of the seconds per env step outside the
     env, and the split of each learner's time into :data:`PARTS` from an instrumented pass."""
-    shape = SHAPES[shape_name]
+    shape = TASK_SHAPES[shape_name]
     sides: dict[str, Side] = {"rsl_rl": RslRlSide(shape, seed), "redline": RedlineSide(shape, seed)}
     for side in sides.values():
         side.iteration()  # warm-up

@@ -6,7 +6,7 @@ import torch
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
-from redline.learning.testing import DummyVecEnv
+from redline.bench.shapes import DummyVecEnv
 
 
 def test_interface() -> None:
