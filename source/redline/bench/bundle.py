@@ -5,7 +5,7 @@ working tree. :func:`stage` writes every wheel the GPU simulator run needs beyon
 (:data:`SIM_DISTS`, plus redline's own wheel) as an uncompressed tar, compresses it (:data:`CODECS`) and splits it
 into parts of at most ``part_mib`` MiB, with a SHA-256 manifest. :func:`plan` gives the device calls that carry the
 parts, one per call, into :data:`DEVICE_STAGE`; the last call's :func:`install` verifies and reassembles them and
-installs the wheels with ``pip install --no-index --no-deps --target`` (the learner bundle's route, ``bench/gpu.py``).
+installs the wheels with ``pip install --no-index --no-deps --target`` (the learner bundle's route, :func:`pack`).
 
 :data:`SIM_DISTS` is the diff of what this venv has and the image lacks, restricted to the distributions whose
 modules are in ``sys.modules`` after ``redline train`` (both learners) on ``Redline-Cartpole`` with
@@ -18,6 +18,10 @@ so the outer compression sees the raw bytes; its source is in the manifest.
 This module's install half (:func:`receive`, :func:`reassemble`, :func:`install`) uses the standard library alone:
 on the device it runs from the working tree (``PYTHONPATH=source python3 -m redline.bench.bundle``) before redline
 is installed.
+
+The learner's bundle lives here too: :func:`pack` (``redline bench gpu --pack``) writes redline's wheel and
+:data:`LEARNER_DISTS` (no Warp, no Isaac Lab), at most :data:`BUNDLE_LIMIT_MB` MiB, in one folder;
+``scripts/gpu_check.sh`` installs it over the machine's torch and runs ``redline bench gpu``.
 """
 
 from __future__ import annotations
@@ -131,6 +135,63 @@ ARCHIVE = "sim-bundle.tar"
 """The uncompressed archive's name; parts are ``ARCHIVE.<codec>.NN``."""
 MANIFEST = "manifest.json"
 """The manifest's name, carried with every part."""
+
+
+LEARNER_DISTS = ("tensordict", "rsl-rl-lib", "cloudpickle", "pyvers", "GitPython", "gitdb", "smmap")
+"""Distributions the learner bundle (:func:`pack`) carries besides redline (the installed versions): the learner's
+and rsl_rl's imports that a machine with only torch lacks. numpy comes with the machine's torch stack;
+``gpu_check.sh`` says if not."""
+BUNDLE_LIMIT_MB = 64.0
+"""The most the learner bundle may weigh [MiB]."""
+
+
+# -------------------------------------------------------------------------------------------------------------------
+# The learner bundle (``redline bench gpu --pack``): wheels, no simulator
+
+
+def pack(dest: Path) -> dict[str, Any]:
+    """Write redline's wheel (``uv build``) and the installed versions of :data:`LEARNER_DISTS` (``pip download``,
+    or a local wheel build when the registry is unreachable) into ``dest``.
+
+    Returns:
+        ``{"dir", "wheels": {file: MiB}, "total_mb"}``; raises when the bundle exceeds :data:`BUNDLE_LIMIT_MB`.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    pip = build_redline_wheel(dest)
+    pins = [f"{name}=={importlib.metadata.version(name)}" for name in LEARNER_DISTS]
+    # binary wheels for this interpreter's version (tensordict has a compiled extension), whichever pip runs
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    _run([*pip, "download", "--no-deps", "--only-binary=:all:", "--python-version", version, "-d", str(dest), *pins])
+    wheels = {p.name: p.stat().st_size / 2**20 for p in sorted(dest.glob("*.whl"))}
+    total = sum(wheels.values())
+    if total > BUNDLE_LIMIT_MB:
+        raise RuntimeError(f"bundle is {total:.1f} MiB, over the {BUNDLE_LIMIT_MB:.0f} MiB limit")
+    return {"dir": str(dest), "wheels": wheels, "total_mb": total}
+
+
+def build_redline_wheel(dest: Path) -> list[str]:
+    """Write redline's wheel from this working tree into ``dest`` (``uv build``, else ``pip wheel``); returns the
+    pip command prefix found on the way."""
+    root = Path(__file__).resolve().parents[3]
+    pip = [sys.executable, "-m", "pip"] if _has_pip(sys.executable) else [shutil.which("pip") or "pip"]
+    uv = _uv()
+    build = [uv, "build", "--wheel", "--out-dir", str(dest), str(root)] if uv else [*pip, "wheel", "--no-deps"]
+    if not uv:
+        build += ["-w", str(dest), str(root)]
+    _run(build)
+    return pip
+
+
+def _run(cmd: list[str]) -> None:
+    """Run a packaging command; its failure is a one-line :class:`UserError` with the tool's last line."""
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        last = (out.stderr.strip() or out.stdout.strip() or "no output").splitlines()[-1]
+        raise UserError(f"bench gpu --pack: {Path(cmd[0]).name} {cmd[1]} failed: {last}")
+
+
+def _has_pip(python: str) -> bool:
+    return subprocess.run([python, "-m", "pip", "--version"], capture_output=True).returncode == 0
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -283,8 +344,6 @@ def _b64(digest: bytes) -> str:
 
 def _redline_wheel(dest: Path) -> Path:
     """redline's wheel from this working tree (``uv build``, else ``pip wheel``), written into ``dest``."""
-    from redline.bench.gpu import build_redline_wheel
-
     build_redline_wheel(dest)
     found = sorted(dest.glob("redline-*.whl"))
     if not found:
@@ -293,7 +352,7 @@ def _redline_wheel(dest: Path) -> Path:
 
 
 def _uv() -> str | None:
-    """uv's program: on PATH, or where its installer puts it."""
+    """uv's program: on PATH, or where its installer puts it (often off PATH)."""
     local = Path.home() / ".local" / "bin" / "uv"
     return shutil.which("uv") or (str(local) if local.exists() else None)
 

@@ -1,8 +1,8 @@
 """``redline bench gpu``: the acceptance run for a bare GPU machine (torch 2.11 only), and the bundle it needs.
 
 ``--pack DIR`` writes the wheels such a machine lacks (redline, tensordict, rsl-rl-lib and their pure-Python
-dependencies; no Warp, no Isaac Lab) into ``DIR``; ``scripts/gpu_check.sh`` puts them on PYTHONPATH over the
-machine's torch and runs this bench. The run prints one JSON with:
+dependencies; no Warp, no Isaac Lab: :func:`redline.bench.bundle.pack`) into ``DIR``; ``scripts/gpu_check.sh`` puts
+them on PYTHONPATH over the machine's torch and runs this bench. The run prints one JSON with:
 
 - ``sync_debug``: host syncs per env step and per gradient step, counted by ``torch.cuda.set_sync_debug_mode``;
 - ``update``: ms per iteration of the legged shape's PPO update for redline (bf16 captured, bf16 eager, fp32) and
@@ -21,12 +21,8 @@ makes the learning check and the race a claim rather than an anecdote.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
-import shutil
 import statistics
-import subprocess
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -35,17 +31,12 @@ from typing import Any, Literal
 
 import torch
 
+from redline.bench import bundle
 from redline.bench.learner import Loop, Timing, redline_loop, rsl_rl_loop, time_interleaved
 from redline.bench.shapes import SHAPES, DummyVecEnv, rsl_rl_cfg, synthetic_env
 from redline.bench.timing import device_sync, timed
-from redline.errors import UserError
 from redline.options import positive_int
 
-BUNDLE = ("tensordict", "rsl-rl-lib", "cloudpickle", "pyvers", "GitPython", "gitdb", "smmap")
-"""Distributions the bundle carries besides redline (the installed versions): the learner's and rsl_rl's imports
-that a machine with only torch lacks. numpy comes with the machine's torch stack; ``gpu_check.sh`` says if not."""
-BUNDLE_LIMIT_MB = 64.0
-"""The most the bundle may weigh [MiB]."""
 PHILOX_ENVS = 4096
 """Envs of the Philox comparison."""
 RACE_ITERATIONS = 30
@@ -74,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Build the bundle (``--pack``) or run the benchmark; returns a JSON-ready dict."""
     if args.pack:
-        return pack(Path(args.pack))
+        return bundle.pack(Path(args.pack))
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     iterations = 1 if args.quick else args.iterations
     seeds = tuple(range(args.learning_seeds))
@@ -84,7 +75,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def show(result: dict[str, Any]) -> None:
     """Print a result of :func:`run` for people."""
     if "wheels" in result:
-        print(f"bundle in {result['dir']}: {result['total_mb']:.1f} MiB (limit {BUNDLE_LIMIT_MB:.0f} MiB)")
+        print(f"bundle in {result['dir']}: {result['total_mb']:.1f} MiB (limit {bundle.BUNDLE_LIMIT_MB:.0f} MiB)")
         for name, mb in result["wheels"].items():
             print(f"  {mb:7.2f} MiB  {name}")
         return
@@ -110,56 +101,6 @@ def show(result: dict[str, Any]) -> None:
     for name in RACE_LEARNERS:
         row = race[name]
         print(f"    {name:<24} final reward {row['mean_final_reward']:.3f}, {row['mean_wall_s']:.2f} s")
-
-
-# -------------------------------------------------------------------------------------------------------------------
-# Bundle
-
-
-def pack(dest: Path) -> dict[str, Any]:
-    """Write redline's wheel (``uv build``) and the installed versions of :data:`BUNDLE` (``pip download``, or a
-    local wheel build when the registry is unreachable) into ``dest``.
-
-    Returns:
-        ``{"dir", "wheels": {file: MiB}, "total_mb"}``; raises when the bundle exceeds :data:`BUNDLE_LIMIT_MB`.
-    """
-    dest.mkdir(parents=True, exist_ok=True)
-    pip = build_redline_wheel(dest)
-    pins = [f"{name}=={importlib.metadata.version(name)}" for name in BUNDLE]
-    # binary wheels for this interpreter's version (tensordict has a compiled extension), whichever pip runs
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    _run([*pip, "download", "--no-deps", "--only-binary=:all:", "--python-version", version, "-d", str(dest), *pins])
-    wheels = {p.name: p.stat().st_size / 2**20 for p in sorted(dest.glob("*.whl"))}
-    total = sum(wheels.values())
-    if total > BUNDLE_LIMIT_MB:
-        raise RuntimeError(f"bundle is {total:.1f} MiB, over the {BUNDLE_LIMIT_MB:.0f} MiB limit")
-    return {"dir": str(dest), "wheels": wheels, "total_mb": total}
-
-
-def build_redline_wheel(dest: Path) -> list[str]:
-    """Write redline's wheel from this working tree into ``dest`` (``uv build``, else ``pip wheel``); returns the
-    pip command prefix found on the way."""
-    root = Path(__file__).resolve().parents[3]
-    pip = [sys.executable, "-m", "pip"] if _has_pip(sys.executable) else [shutil.which("pip") or "pip"]
-    local_uv = Path.home() / ".local" / "bin" / "uv"  # uv's own installer puts it here, often off PATH
-    uv = shutil.which("uv") or (str(local_uv) if local_uv.exists() else None)
-    build = [uv, "build", "--wheel", "--out-dir", str(dest), str(root)] if uv else [*pip, "wheel", "--no-deps"]
-    if not uv:
-        build += ["-w", str(dest), str(root)]
-    _run(build)
-    return pip
-
-
-def _run(cmd: list[str]) -> None:
-    """Run a packaging command; its failure is a one-line :class:`UserError` with the tool's last line."""
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        last = (out.stderr.strip() or out.stdout.strip() or "no output").splitlines()[-1]
-        raise UserError(f"bench gpu --pack: {Path(cmd[0]).name} {cmd[1]} failed: {last}")
-
-
-def _has_pip(python: str) -> bool:
-    return subprocess.run([python, "-m", "pip", "--version"], capture_output=True).returncode == 0
 
 
 # -------------------------------------------------------------------------------------------------------------------
