@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+import tempfile
 from typing import Any
 
 import numpy as np
@@ -74,9 +75,11 @@ def final_return(name: str, ours: bool, seed: int, iterations: int) -> float:
         },
     }
     torch.manual_seed(seed)
-    runner = OnPolicyRunner(DummyVecEnv(num_envs=64, seed=seed), cfg, log_dir=None, device="cpu")
-    runner.learn(iterations)
-    return float(statistics.mean(runner.logger.rewbuffer))
+    with tempfile.TemporaryDirectory() as log_dir:  # rsl_rl's logger keeps episode returns only with a log folder
+        runner = OnPolicyRunner(DummyVecEnv(num_envs=64, seed=seed), cfg, log_dir=log_dir, device="cpu")
+        runner.learn(iterations)
+        runner.logger.writer.close()
+    return float(statistics.mean(runner.logger.rewbuffer)) if runner.logger.rewbuffer else float("nan")
 
 
 def main(argv: list[str]) -> int:
