@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from redline.bench import stats
-from redline.bench.train import compare, metric_values, summarize_learner
+from redline.bench.study_stats import compare, metric_values, summarize_learner
 
 REPS = 2000
 """Bootstrap resamples."""

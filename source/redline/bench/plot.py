@@ -50,7 +50,7 @@ def plot_study(opts: Any, runs: dict[str, dict[str, list[dict[str, Any]]]], path
     """Write one panel per task: reward vs env steps per learner (IQM line, 95 % band), the target dashed.
 
     Args:
-        opts: the :class:`~redline.bench.train.StudyOptions` (tasks, targets, learners).
+        opts: the :class:`~redline.bench.study.StudyOptions` (tasks, targets, learners).
         runs: ``runs[task][learner]`` = run records with a ``curve``.
         path: the PNG to write.
     """

@@ -7,7 +7,7 @@
   one half; it is the Mann–Whitney U statistic over n · m;
 - a learning curve's first crossing of a target and its normalised area.
 
-Nothing here reads files or knows about learners; :mod:`redline.bench.train` feeds it numbers.
+Nothing here reads files or knows about learners; :mod:`redline.bench.study_stats` feeds it numbers.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``redline bench train``: reading a run, the study's resume and its statistics, on fake runs (no simulator)."""
+"""``redline bench train``: the study's commands, resume and ``study.json``, on fake runs (no simulator)."""
 
 from __future__ import annotations
 
@@ -11,38 +11,13 @@ from typing import Any
 
 import pytest
 
-from redline.bench import train as study
-from redline.bench.train import StudyOptions, run_study, summarize_run, train_command
+from redline.bench import study
+from redline.bench.study import StudyOptions, run_study, train_command
+from redline.bench.study_stats import summarize_run
 from redline.errors import UserError
+from tests.bench.test_study_stats import records
 
 PRECISION_TOKEN = "agent.algorithm.use_mixed_precision=false"
-
-
-def _records(rewards: list[float | None], key: str = "mean_reward") -> list[dict[str, Any]]:
-    return [
-        {"iteration": i, "wall_time_s": 2.0 * (i + 1), "env_steps": 100 * (i + 1), key: r, "collect_s": 1.5}
-        for i, r in enumerate(rewards)
-    ]
-
-
-def test_first_crossing_of_the_reward_key() -> None:
-    s = summarize_run(_records([None, 1.0, 4.95, 4.0, 4.99]), 4.9)
-    assert (s["reached"], s["iteration"], s["env_steps_to_target"], s["wall_s_to_target"]) == (True, 2, 300, 6.0)
-    assert (s["total_env_steps"], s["total_wall_s"], s["final_reward"], s["collect_s"]) == (500, 10.0, 4.99, 7.5)
-
-
-def test_both_learners_are_read_by_mean_reward_not_the_window() -> None:
-    records = _records([1.0, 1.0])
-    for r in records:
-        r["mean_reward_window"] = 5.0  # the per-iteration window mean is not the compared statistic
-    assert not summarize_run(records, 4.9)["reached"]
-
-
-def test_a_censored_run_is_kept_and_counts_at_its_total() -> None:
-    s = summarize_run(_records([1.0, 2.0]), 4.9)
-    assert not s["reached"] and s["env_steps_to_target"] is None and s["final_reward"] == 2.0
-    assert list(study.metric_values([s], "env_steps_to_target")) == [200.0]
-    assert list(study.metric_values([s], "wall_s_to_target")) == [4.0]
 
 
 def test_unknown_opponent_and_missing_target_are_refused() -> None:
@@ -138,7 +113,7 @@ class FakeTrainer:
         speed = 1.0 if learner == "redline" else 0.5  # redline climbs twice as fast: reaches 4.9 earlier
         rewards = [min(5.0, speed * (i + 1) + 0.01 * seed) for i in range(12)]
         record = {"task": task, "learner": learner, "seed": seed, "command": train_command(opts, task, learner, seed)}
-        return {**record, **summarize_run(_records(rewards), opts.targets[task])}
+        return {**record, **summarize_run(records(rewards), opts.targets[task])}
 
 
 def test_study_writes_json_and_plot_and_redline_wins_on_fake_runs(tmp_path: Path) -> None:
