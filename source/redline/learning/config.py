@@ -185,9 +185,11 @@ class PPOConfig:
         _refuse_unknown("algorithm.", alg, ALGORITHM_KEYS | fields)
         for key in ("rnd_cfg", "symmetry_cfg", "share_cnn_encoders"):
             if alg.get(key):
-                raise UserError(f"algorithm.{key}: not supported by the redline learner (use --learner rsl_rl)")
+                raise UserError(f"algorithm.{key}: not in redline's fast learner ({GENERAL_ROUTE})")
         if alg.get("optimizer", "adam") != "adam":
-            raise UserError(f"algorithm.optimizer: the redline learner uses adam, got '{alg['optimizer']}'")
+            raise UserError(
+                f"algorithm.optimizer: redline's fast learner uses adam, got '{alg['optimizer']}' ({GENERAL_ROUTE})"
+            )
         obs_groups = runner_cfg.get("obs_groups") or {}
         kwargs: dict[str, Any] = {k: alg[k] for k in fields & alg.keys()}
         if "num_steps_per_env" in runner_cfg:
@@ -201,6 +203,9 @@ class PPOConfig:
         kwargs.update(overrides)
         return cls(**kwargs)
 
+
+GENERAL_ROUTE = "for it: --learner rsl_rl agent.algorithm.class_name=redline.learning.rsl_rl:PPO"
+"""Where a config the fast learner does not take runs: redline's general update under rsl_rl's runner."""
 
 RUNNER_KEYS = frozenset(
     {
@@ -264,7 +269,9 @@ def names_class(value: Any, name: str, package: str) -> bool:
 def _model_from_rsl_rl(role: str, model: Mapping[str, Any], obs_groups: Any) -> ModelConfig:
     """Read one rsl_rl ``MLPModel`` config dict into a :class:`ModelConfig`."""
     if not names_class(model.get("class_name", "MLPModel"), "MLPModel", "rsl_rl.models"):
-        raise UserError(f"{role}.class_name: the redline learner builds MLPModel, got '{model['class_name']}'")
+        raise UserError(
+            f"{role}.class_name: redline's fast learner builds MLPModel, got '{model['class_name']}' ({GENERAL_ROUTE})"
+        )
     _refuse_unknown(f"{role}.", model, MODEL_KEYS)
     kwargs: dict[str, Any] = {}
     for key in ("hidden_dims", "activation", "obs_normalization"):
@@ -277,7 +284,10 @@ def _model_from_rsl_rl(role: str, model: Mapping[str, Any], obs_groups: Any) -> 
         raise UserError("critic.distribution_cfg: the redline critic is deterministic (set it to None)")
     if role == "actor" and dist:
         if not names_class(dist.get("class_name", "GaussianDistribution"), "GaussianDistribution", "rsl_rl.modules"):
-            raise UserError(f"actor.distribution_cfg.class_name: only GaussianDistribution, got '{dist['class_name']}'")
+            raise UserError(
+                "actor.distribution_cfg.class_name: the fast learner's is GaussianDistribution, "
+                f"got '{dist['class_name']}' ({GENERAL_ROUTE})"
+            )
         _refuse_unknown("actor.distribution_cfg.", dist, DISTRIBUTION_KEYS)
         for key in ("init_std", "std_type", "std_range"):
             if key in dist:
