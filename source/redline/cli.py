@@ -31,7 +31,7 @@ BENCHES = {
     "learner": ("redline.bench.learner", "redline vs rsl_rl PPO on a synthetic env, timed in alternation"),
     "env": ("redline.bench.env", "a task's env steps/s alone, with policy inference, and while training"),
     "train": ("redline.bench.study", "redline vs rsl_rl on real tasks over seeds: time to a target, IQM [CI]"),
-    "distributed": ("redline.bench.distributed", "the redline learner on 1 vs --nproc ranks, same global batch"),
+    "distributed": ("redline.bench.data_parallel", "the redline learner on 1 vs --nproc ranks, same global batch"),
     "seeding": ("redline.bench.seeding", "per-reset cost of each seeding strategy"),
     "physics": ("redline.bench.physics", "MuJoCo-Warp vs MuJoCo-C (physics=mujoco_cpu) env steps/s on the CPU"),
     "cores": ("redline.bench.cores", "the default CPU training command vs one process, beside raw mujoco.rollout"),
