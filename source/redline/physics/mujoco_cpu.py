@@ -574,6 +574,15 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         d.time.numpy()[...] = out[:, s[int(bits.mjSTATE_TIME)]].reshape(d.time.shape)
         self._state[:, s[int(bits.mjSTATE_TIME)]] = out[:, s[int(bits.mjSTATE_TIME)]]
 
+    def reload_carried_data(self) -> None:
+        """Take ``mjw_data.time`` into the next step's input again after it was written from outside (a resumed
+        run's saved state): the step reads ``qpos``/``qvel``/``act``/controls from ``mjw_data`` but keeps the time
+        from its own last output."""
+        if self.use_warp_step:
+            return
+        time = self._state_layout[int(mujoco.mjtState.mjSTATE_TIME)]
+        self._state[:, time] = self.mjw_data.time.numpy().reshape(self.nworld, -1)
+
     def _rollout_step(self) -> None:
         """The step on ``mujoco.rollout`` with a model per world (shared while the worlds' models agree)."""
         assert self._pool is not None
