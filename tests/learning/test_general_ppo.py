@@ -34,6 +34,7 @@ from redline.errors import UserError
 from redline.learning.general_ppo import GeneralPPO
 from redline.learning.rsl_rl import CLASS_PATH, general_feature
 from redline.learning.rsl_rl import PPO as DropIn
+from tests.learning.test_rsl_rl_equivalence import ALGORITHM  # the fast learner's equivalence case's settings
 
 T, N, A = 8, 16, 3
 """Rollout steps, envs, action dims."""
@@ -84,29 +85,15 @@ GAUSSIAN = {"class_name": "rsl_rl.modules.GaussianDistribution", "init_std": 0.8
 
 
 def runner_cfg(**changes: Any) -> dict[str, Any]:
-    """An rsl_rl 5.5.1 runner config with an MLP actor/critic and adaptive PPO; ``changes`` replace whole entries of
+    """An rsl_rl 5.5.1 runner config with an MLP actor/critic and adaptive PPO (the settings of the fast learner's
+    equivalence test: 3 epochs x 4 minibatches, value-loss coefficient 0.7); ``changes`` replace whole entries of
     ``actor``, ``critic`` or ``algorithm`` (``actor={...}`` is merged into the MLP actor's dict)."""
     cfg: dict[str, Any] = {
         "num_steps_per_env": T,
         "obs_groups": {"actor": ["policy"], "critic": ["critic"]},
         "actor": MLP | {"distribution_cfg": GAUSSIAN},
         "critic": dict(MLP),
-        "algorithm": {
-            "class_name": "PPO",
-            "num_learning_epochs": 3,
-            "num_mini_batches": 4,
-            "clip_param": 0.2,
-            "gamma": 0.99,
-            "lam": 0.95,
-            "value_loss_coef": 0.7,
-            "entropy_coef": 0.01,
-            "learning_rate": 1e-3,
-            "max_grad_norm": 1.0,
-            "use_clipped_value_loss": True,
-            "schedule": "adaptive",
-            "desired_kl": 0.01,
-            "optimizer": "adam",
-        },
+        "algorithm": {"class_name": "PPO", **ALGORITHM, "optimizer": "adam"},
         "multi_gpu": None,
     }
     for key, value in changes.items():
