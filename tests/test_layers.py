@@ -22,7 +22,7 @@ LAYERS = {
     # package: (third-party packages it may import, redline packages it may import)
     "seeding": ({"torch", "numpy"}, {"errors", "seeding"}),  # numpy: the host Philox path
     "learning": ({"torch", "tensordict", "rsl_rl"}, {"errors", "seeding", "learning"}),
-    "outputs": ({"torch", "rich"}, {"errors", "outputs"}),
+    "outputs": ({"torch", "rich"}, {"errors", "atomic", "outputs"}),
     "telemetry": ({"torch", "pynvml"}, {"errors", "telemetry"}),
     "runners": (
         {"torch", "tensordict", "rsl_rl"},

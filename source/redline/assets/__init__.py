@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from redline import __version__
+from redline.atomic import write_atomic
 
 ENV_VAR = "REDLINE_ASSET_ROOT"
 """Environment variable that moves the asset root (default: ``~/.cache/redline/assets/<version>``)."""
@@ -70,13 +71,6 @@ def _sources() -> dict[str, str]:
     }
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def ensure_asset_root(root: str | os.PathLike[str] | None = None) -> Path:
     """Build (or refresh) the asset files under ``root`` (default :func:`asset_root`) and return the root.
 
@@ -87,5 +81,6 @@ def ensure_asset_root(root: str | os.PathLike[str] | None = None) -> Path:
     for rel, text in _sources().items():
         path = root_path / rel
         if not path.is_file() or path.read_text() != text:
-            _write_atomic(path, text)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, text)
     return root_path

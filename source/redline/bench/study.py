@@ -28,7 +28,6 @@ import argparse
 import dataclasses
 import datetime
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -39,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from redline import options
+from redline.atomic import write_atomic
 from redline.bench.ablate import parse_fields
 from redline.bench.study_stats import CENSORING, METRICS, REWARD_KEY, compare, summarize_learner, summarize_run
 from redline.envs.registry import PRESET_KEYS
@@ -182,11 +182,10 @@ def train_command(opts: StudyOptions, task: str, learner: str, seed: int) -> lis
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` through a temporary file and a rename (never a half-written file)."""
+    """Write ``data`` as JSON to ``path`` atomically (:func:`redline.atomic.write_atomic`: never a half-written
+    file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=1) + "\n")
 
 
 def run_path(out: Path, task: str, learner: str, seed: int) -> Path:

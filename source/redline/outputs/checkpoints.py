@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import sys
@@ -10,6 +9,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from redline.atomic import write_atomic
 from redline.errors import ExpectedExit, OutputError, UserError
 
 CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
@@ -23,7 +23,8 @@ class NonFiniteCheckpoint(ExpectedExit):
 
 
 def save_atomic(obj: Any, path: str | os.PathLike[str]) -> None:
-    """``torch.save`` to a temporary file in the same folder, fsync, then rename over ``path``.
+    """``torch.save`` to a temporary file in the same folder, fsync, then rename over ``path``
+    (:func:`redline.atomic.write_atomic`).
 
     A crash at any point leaves either the old file or the new one, never a truncated one.
 
@@ -41,28 +42,10 @@ def save_atomic(obj: Any, path: str | os.PathLike[str]) -> None:
         raise NonFiniteCheckpoint(
             f"checkpoint: not writing '{path}': non-finite values in {bad}; the checkpoints saved before it are kept"
         )
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        try:
-            with open(tmp, "wb") as f:
-                torch.save(obj, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        finally:
-            _unlink_quietly(tmp)
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        write_atomic(path, lambda f: torch.save(obj, f))
     except OSError as exc:
         raise OutputError.writing("checkpoint", path, exc, "the checkpoints saved before it are kept") from None
-
-
-def _unlink_quietly(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        path.unlink(missing_ok=True)
 
 
 def load_checkpoint(

@@ -15,6 +15,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from redline.atomic import write_atomic
+
 MARKER = "elastic.json"
 """File in a run folder that names the torchrun run it belongs to: ``{"run_id": ..., "last_iteration": ...}``."""
 
@@ -44,9 +46,7 @@ class Attempt:
 
 def write_marker(run_dir: Path, run_id: str, last_iteration: int) -> None:
     """Mark ``run_dir`` as torchrun run ``run_id``'s folder, to end at ``last_iteration`` (written atomically)."""
-    tmp = run_dir / f".{MARKER}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps({"run_id": run_id, "last_iteration": last_iteration}) + "\n")
-    os.replace(tmp, run_dir / MARKER)
+    write_atomic(run_dir / MARKER, json.dumps({"run_id": run_id, "last_iteration": last_iteration}) + "\n")
 
 
 def find_run(experiment_dir: Path, run_id: str) -> tuple[Path, int] | None:
@@ -73,9 +73,7 @@ def trim_metrics(run_dir: Path, last_iteration: int) -> int:
     kept = [line for line in lines[:-1] if line.strip() and _iteration(line) <= last_iteration]
     dropped = sum(1 for line in lines if line.strip()) - len(kept)
     if dropped:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, "".join(f"{line}\n" for line in kept))
     return dropped
 
 
