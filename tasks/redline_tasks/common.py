@@ -77,8 +77,24 @@ class RedlineEnvMixin:
     so startup events draw from the streams too. The streams live on the env, never in its config."""
 
     streams: EnvStreams
+    run_state_buffers: tuple[str, ...] | None = None
+    """A direct task's own per-env buffers that a checkpoint's run state holds besides Isaac Lab's
+    (:mod:`redline.envs.env_state`); None: the task's state is not saved yet (a resume starts from fresh resets)."""
 
     def __init__(self, cfg: Any, render_mode: str | None = None, **kwargs: Any) -> None:
         ensure_asset_root()
         self.streams = make_streams(cfg.seeding, cfg.seed, cfg.scene.num_envs, cfg.sim.device)
         super().__init__(cfg, render_mode, **kwargs)  # type: ignore[call-arg]
+
+    def env_state(self) -> dict[str, Any]:
+        """This env's state between two steps, simulator included (only for tasks with ``run_state_buffers``)."""
+        from redline.envs.env_state import gather_env_state
+
+        assert self.run_state_buffers is not None
+        return gather_env_state(self, self.run_state_buffers)
+
+    def load_env_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`env_state`'s ``state``: the next step is the one the saved env would have taken."""
+        from redline.envs.env_state import restore_env_state
+
+        restore_env_state(self, state)

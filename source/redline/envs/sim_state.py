@@ -112,12 +112,12 @@ def _cached(data: Any) -> dict[str, tuple[Any, Any]]:
 
 
 def _assets(env: Any) -> dict[str, Any]:
-    scene = env.unwrapped.scene
+    scene = env.scene
     return {name: scene[name] for name in scene.articulations}
 
 
 def gather_sim_state(env: Any) -> dict[str, Any]:
-    """The simulator state of ``env`` (an Isaac Lab env on Newton), rows by world = local env index.
+    """The simulator state of ``env`` (an unwrapped Isaac Lab env on Newton), rows by world = local env index.
 
     Raises:
         UnsupportedSimState: not Newton, or worlds of different sizes.
@@ -125,7 +125,7 @@ def gather_sim_state(env: Any) -> dict[str, Any]:
     import warp as wp
 
     manager, backend = _backend()
-    model, n = backend.model, env.unwrapped.num_envs
+    model, n = backend.model, env.num_envs
     if int(model.world_count) != n:
         raise UnsupportedSimState(f"{model.world_count} Newton worlds for {n} envs")
     state: dict[str, Any] = {}
@@ -159,7 +159,7 @@ def restore_sim_state(env: Any, state: dict[str, Any]) -> None:
     if {k: _shape(v) for k, v in current.items()} != {k: _shape(v) for k, v in state.items()}:
         diff = sorted(set(current) ^ set(state)) or [k for k in current if _shape(current[k]) != _shape(state[k])]
         raise ValueError(f"the saved simulator state does not fit this scene ({', '.join(diff[:3])})")
-    model, n = backend.model, env.unwrapped.num_envs
+    model, n = backend.model, env.num_envs
     for prefix, obj in (("state_0", backend.state_0), ("state_1", backend.state_1), ("control", backend.control)):
         for name, array in _arrays(obj).items() if obj is not None else ():
             split = _world_split(model, name, n)
