@@ -95,6 +95,25 @@ class EpisodeTracker:
             acc = self._log_sums.setdefault(key, torch.zeros(2, device=self._sums.device))
             acc += torch.stack((flat.sum(), torch.full((), float(flat.numel()), device=acc.device)))  # no H2D copy
 
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """What the next ``read`` depends on (the pending steps filed first): per env (``return``, ``length``: the
+        running episodes) and the window (sums, ring of the last :data:`HISTORY` episodes); ``extras["log"]`` sums
+        are left out (empty after a ``read``, where the runner saves)."""
+        self._file()
+        names = ("_return", "_length", "_sums", "_history", "_written")
+        return {name.lstrip("_"): getattr(self, name).clone() for name in names}
+
+    def load_state_dict(self, state: Mapping[str, torch.Tensor]) -> None:
+        """Restore :meth:`state_dict` (same env count)."""
+        self._pending.clear()
+        self._pending_logs.clear()
+        self._log_sums.clear()
+        for name, value in state.items():
+            mine = getattr(self, f"_{name}")
+            if mine.shape != value.shape:
+                raise ValueError(f"episode tracker: {name} has shape {tuple(value.shape)}, not {tuple(mine.shape)}")
+            mine.copy_(value)
+
     def read(self, comm: Any = None) -> dict[str, float | None]:
         """``mean_reward``, ``mean_episode_length``, ``mean_reward_window`` and ``episode/<key>`` means; starts a new
         window.

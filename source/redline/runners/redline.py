@@ -25,6 +25,7 @@ from redline.learning.rollout import PhaseTimes, collect_rollout
 from redline.outputs.checkpoints import save_atomic
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
 from redline.runners.logger import CommStats, IterationLogger
+from redline.runners.run_state import RUN_STATE_KEY, gather_run_state, restore_run_state, why_not_saved
 from redline.runners.stop import SHUTDOWN, TRAINING, Stopped, StopRequest
 from redline.runners.writers import Clip
 from redline.seeding.plan import bind_action_noise, seed_plan
@@ -93,6 +94,8 @@ class RedlineRunner:
         self.iteration = -1  # the last finished iteration
         self.tracker = EpisodeTracker(env.num_envs, env.device)
         self._progress = (0, 0.0)  # (env steps, training seconds) so far, continued across a resume
+        self._env_restored = False  # a checkpoint's run state was restored: the envs continue, no fresh start
+        self._unsaved_warned = False
         streams = env_streams(env)
         if streams is not None and int(streams.global_ids[0]) != self.alg.env_offset:
             raise UserError(
@@ -122,7 +125,7 @@ class RedlineRunner:
             videos: called after every iteration for the training clips finished during it, which go to the log
                 writer (e.g. :meth:`redline.media.training_clips.TrainingVideo.take_finished`; None: no videos).
         """
-        if init_at_random_ep_len:
+        if init_at_random_ep_len and not self._env_restored:
             randomize_episode_lengths(self.env)
         first, last = self.iteration + 1, self.iteration + num_iterations
         log = IterationLogger(
@@ -191,12 +194,18 @@ class RedlineRunner:
 
         In a multi-process run every rank calls this (with ``path=None`` on ranks that write nothing): the ranks'
         parameters are checked to be identical and the per-env seeding counters of all ranks are gathered, so the
-        checkpoint resumes on any number of ranks with the same global env count.
+        checkpoint resumes on any number of ranks with the same global env count. In one process, with an env that
+        saves its state (:mod:`~redline.runners.run_state`), the checkpoint also holds the run state: a resume then
+        continues the envs and the episode statistics exactly where they were.
         """
         self.alg.check_replicas()
         seeding = gather_seeding_state(self.env, self.comm)
         if path is None:
             return
+        unsaved = why_not_saved(self.env, self.comm)
+        if unsaved is not None and not self._unsaved_warned:
+            print(f"[redline] warning: checkpoints hold no env state ({unsaved}): a resume starts from fresh resets")
+            self._unsaved_warned = True
         state = self.alg.state_dict()
         state["iter"] = self.iteration
         state["env_steps"], state["wall_time_s"] = self._progress
@@ -204,13 +213,17 @@ class RedlineRunner:
         state["world_size"] = self.comm.world_size
         if seeding is not None:
             state[SEEDING_KEY] = seeding
+        if unsaved is None:
+            state[RUN_STATE_KEY] = gather_run_state(self.env, self.tracker)
         os.makedirs(path.parent, exist_ok=True)
         save_atomic(state, path)
 
     def load(self, checkpoint: dict[str, Any]) -> None:
         """Restore a checkpoint (from :func:`~redline.outputs.checkpoints.load_checkpoint`); training continues
-        at the iteration after the saved one."""
+        at the iteration after the saved one, from the saved env state when the checkpoint holds one (else from
+        fresh resets, with a one-line warning)."""
         self.alg.load_state_dict(checkpoint)
         self.iteration = int(checkpoint["iter"])
         self._progress = (int(checkpoint.get("env_steps", 0)), float(checkpoint.get("wall_time_s", 0.0)))
         restore_seeding_state(checkpoint, self.env)
+        self._env_restored = restore_run_state(checkpoint, self.env, self.tracker, self.comm)
