@@ -119,6 +119,11 @@ TIMING_KEYS = {"sps", "learner_gflops", "mfu", "gpu_util", "gpu_mem_gb", "bottle
 """Record keys measured from the clock (with every ``*_s`` key), or derived from such a measurement."""
 
 
+def _untimed(run: Path) -> list[dict]:
+    """A run's ``metrics.jsonl`` records without the clock's fields."""
+    return [{k: v for k, v in r.items() if not k.endswith("_s") and k not in TIMING_KEYS} for r in _records(run)]
+
+
 def _same_state(a: object, b: object, where: str = "") -> list[str]:
     """Where two checkpoints' contents differ (tensors bit for bit), ignoring their ``wall_time_s``."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -146,11 +151,45 @@ def test_the_same_command_twice_writes_the_same_run(tmp_path: Path) -> None:
     for name in saved:
         assert _same_state(*(torch.load(run / name, weights_only=True) for run in runs)) == [], name
 
-    def untimed(run: Path) -> list[dict]:
-        return [{k: v for k, v in r.items() if not k.endswith("_s") and k not in TIMING_KEYS} for r in _records(run)]
+    assert _untimed(a) == _untimed(b)
+    assert len(_untimed(a)) == 3 and "mean_reward" in _untimed(a)[0] and "kl" in _untimed(a)[0]
 
-    assert untimed(a) == untimed(b)
-    assert len(untimed(a)) == 3 and "mean_reward" in untimed(a)[0] and "kl" in untimed(a)[0]
+
+def test_a_resumed_run_is_the_run_never_interrupted(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 37 items 2-3 on Redline-Cartpole, one process: 4 iterations straight, and 2 iterations then `--resume`
+    for 2 more (a run stopped after its checkpoint 1), end with bitwise the same checkpoint (weights, optimizer,
+    run state) and the same metrics.jsonl records after iteration 1 but for the clock's fields. The same resume from
+    that checkpoint without its run state (one written before run states existed) loads with one warning line and
+    starts from fresh resets: the weights then differ (the test fails without the run state)."""
+    from redline.runners.run_state import RUN_STATE_KEY
+
+    argv = ["train", "--task", "Redline-Cartpole", "--device", "cpu", "--num_envs", "16", "--nproc", "1"]
+    straight, cut = tmp_path / "straight", tmp_path / "cut"
+    assert main([*argv, "--max_iterations", "4", "--log_root", str(straight), "agent.save_interval=100"]) == 0
+    assert main([*argv, "--max_iterations", "2", "--log_root", str(cut), "agent.save_interval=100"]) == 0
+    first = _only_run(cut, "redline_cartpole")
+    assert main([*argv, "--max_iterations", "2", "--log_root", str(cut), "--resume", str(first)]) == 0
+    whole = _only_run(straight, "redline_cartpole")
+    resumed = next(r for r in (cut / "redline_cartpole").iterdir() if r != first)
+    end = torch.load(whole / "model_3.pt", weights_only=True)
+    assert _same_state(end, torch.load(resumed / "model_3.pt", weights_only=True)) == []
+    assert RUN_STATE_KEY in end and end[RUN_STATE_KEY]["episodes"]["written"] > 0  # episodes ended on the way
+    assert _untimed(resumed) == _untimed(whole)[2:]
+
+    old = tmp_path / "old"  # the checkpoint as it was written before run states existed
+    old.mkdir()
+    checkpoint = torch.load(first / "model_1.pt", weights_only=True)
+    del checkpoint[RUN_STATE_KEY]
+    torch.save(checkpoint, old / "model_1.pt")
+    capsys.readouterr()
+    assert main([*argv, "--max_iterations", "2", "--log_root", str(old), "--resume", str(old)]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "env state" in line]
+    assert warnings == [
+        "[redline] warning: the checkpoint's env state is not restored: it holds none (saved before run states, or "
+        "by a task or layout that saves none); the envs start from fresh resets"
+    ]
+    fresh = torch.load(_only_run(old, "redline_cartpole") / "model_3.pt", weights_only=True)
+    assert _same_state(end["actor_state_dict"], fresh["actor_state_dict"]) != []
 
 
 def _isaaclab(*args: str, cwd: Path) -> subprocess.Popen:

@@ -121,3 +121,21 @@ def test_filing_in_chunks_equals_filing_at_the_read(monkeypatch: pytest.MonkeyPa
     a, b = once.read(), chunked.read()
     assert a["mean_reward"] == b["mean_reward"] and a["mean_episode_length"] == b["mean_episode_length"]
     assert a["mean_reward_window"] == pytest.approx(b["mean_reward_window"], rel=1e-6)
+
+
+def test_a_restored_tracker_reads_as_the_one_it_was_taken_from() -> None:
+    """The runner's checkpoint holds the tracker's state (issue 37 item 2): running episodes and the last 100."""
+    steps = [(torch.rand(4), torch.rand(4) < 0.3) for _ in range(40)]
+    a = EpisodeTracker(4, "cpu")
+    for rewards, dones in steps[:30]:
+        a.step(rewards, dones)
+    a.read()
+    b = EpisodeTracker(4, "cpu")
+    b.step(torch.ones(4), torch.ones(4, dtype=torch.bool))  # state of its own, overwritten
+    b.load_state_dict(a.state_dict())
+    for rewards, dones in steps[30:]:
+        a.step(rewards, dones)
+        b.step(rewards, dones)
+    assert a.read() == b.read()
+    with pytest.raises(ValueError, match="return has shape"):
+        EpisodeTracker(3, "cpu").load_state_dict(a.state_dict())
