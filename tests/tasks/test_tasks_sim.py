@@ -47,9 +47,24 @@ def test_builds_offline_and_steps_random_actions(task: str, no_network: list) ->
             getattr(env_cfg, "observation_space", None) or env.unwrapped.observation_manager.group_obs_dim["policy"][0]
         )
         assert obs["policy"].shape == (num_envs, expected)
+        if task.startswith("Redline-Velocity-Flat-Go1"):  # the symmetry agent's mirror knows the robot's joints
+            _mirror_is_an_involution(env, obs)
     assert torch.isfinite(torch.stack(rewards)).all()
     assert torch.stack(rewards).std() > 0  # the physics moved and the rewards respond to it
     assert no_network == []  # nothing even tried to reach the asset server
+
+
+def _mirror_is_an_involution(env: object, obs: object) -> None:
+    from tensordict import TensorDict
+
+    from redline_tasks.velocity.mdp.symmetry import go1_left_right, mirror_policy
+
+    n = obs["policy"].shape[0]  # type: ignore[index]
+    obs = TensorDict(dict(obs), batch_size=[n])  # type: ignore[call-overload]  (as rsl_rl's runner passes it)
+    augmented, _ = go1_left_right(env, obs)
+    names = tuple(env.unwrapped.scene["robot"].joint_names)  # type: ignore[attr-defined]
+    assert augmented is not None and augmented.batch_size[0] == 2 * n
+    assert torch.equal(mirror_policy(augmented["policy"][n:], names), obs["policy"])  # type: ignore[index]
 
 
 def _live_objects(node: object, path: str = "cfg", depth: int = 0) -> list[str]:

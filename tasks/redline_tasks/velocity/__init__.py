@@ -9,6 +9,9 @@ register_task(
     env_cfg_module=f"{__name__}.go1_env_cfg",
     env_cfg_class="Go1FlatEnvCfg",
     agent_cfg=f"{__name__}.agents.rsl_rl_ppo_cfg:Go1FlatPPORunnerCfg",
+    more_agents={
+        "rsl_rl_with_symmetry_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_cfg:Go1FlatPPORunnerSymmetryCfg",
+    },
 )
 
 register_task(

@@ -1,9 +1,11 @@
 """PPO hyper-parameters for Redline-Velocity-Flat-Go1 (Isaac Lab's flat-terrain legged values)."""
 
 from isaaclab.utils import configclass
-from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg
+from isaaclab_rl.rsl_rl import RslRlMLPModelCfg, RslRlOnPolicyRunnerCfg, RslRlPpoAlgorithmCfg, RslRlSymmetryCfg
 
 from redline.device import default_device
+
+from ..mdp.symmetry import go1_left_right
 
 
 @configclass
@@ -40,4 +42,16 @@ class Go1FlatPPORunnerCfg(RslRlOnPolicyRunnerCfg):
         lam=0.95,
         desired_kl=0.01,
         max_grad_norm=1.0,
+    )
+
+
+@configclass
+class Go1FlatPPORunnerSymmetryCfg(Go1FlatPPORunnerCfg):
+    """The same PPO with the Go1's left-right mirror appended to every minibatch (data augmentation, as Isaac Lab's
+    Anymal symmetry agents); ``rsl_rl_with_symmetry_cfg_entry_point``. It runs on rsl_rl's runner: with
+    ``agent.algorithm.class_name=redline.learning.rsl_rl:PPO`` on redline's general update."""
+
+    experiment_name = "redline_velocity_flat_go1_symmetry"
+    algorithm = Go1FlatPPORunnerCfg().algorithm.replace(
+        symmetry_cfg=RslRlSymmetryCfg(use_data_augmentation=True, data_augmentation_func=go1_left_right)
     )
