@@ -142,3 +142,14 @@ def test_no_import_circle() -> None:
                     seen.add(nxt)
                     stack.append((nxt, (*trail, nxt)))
     assert circles == []
+
+
+def test_nothing_imports_the_cli() -> None:
+    """``redline.cli`` parses and dispatches: it stands above every module, and none calls back into it (a command
+    that needs another's work calls that command's function)."""
+    callers = [
+        str(path.relative_to(SOURCE))
+        for path in SOURCE.rglob("*.py")
+        if path.name != "cli.py" and any(name == "redline.cli" for name in _imports(path))
+    ]
+    assert callers == []

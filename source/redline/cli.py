@@ -18,13 +18,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from redline import __version__
+from redline import __version__, options
 from redline.caches import build_assets, check_caches
 from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import tune_allocator
-from redline.options import positive_int, run_name, seed, strategy, timeout_seconds
+from redline.options import Parser
 from redline.runners.stop import STARTUP, StopRequest
 
 BENCHES = {
@@ -40,37 +40,6 @@ BENCHES = {
 """``redline bench <name>``: the module that implements it (``add_arguments``, ``run``, ``show``) and its summary."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are one line (no usage block) and raise :class:`UserError`."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(message)
-
-
-def _add_run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", required=True, help="registered task id, e.g. Redline-Cartpole (see `redline list`)")
-    p.add_argument(
-        "--num_envs",
-        type=positive_int,
-        default=None,
-        help="parallel envs (default: the task's default for the device)",
-    )
-    p.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
-    p.add_argument("--seed", type=seed, default=42, help="seed of the env and the learner (default: 42)")
-    p.add_argument(
-        "--seeding",
-        type=strategy,
-        default=None,
-        help="shared | per_env | eval (default: the task's; per_env to train, eval in -Play twins)",
-    )
-    p.add_argument(
-        "--log_root",
-        type=Path,
-        default=Path("logs") / "redline",
-        help="folder holding <experiment>/<run>/ (default: logs/redline)",
-    )
-
-
 def _bench_named(argv: Sequence[str]) -> str | None:
     """The bench ``argv`` selects (``redline bench <name> ...``), or None."""
     tokens = list(argv)
@@ -82,58 +51,21 @@ def _bench_named(argv: Sequence[str]) -> str | None:
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The ``redline`` parser; of the benches, only the one ``argv`` selects gets its options (and is imported)."""
-    parser = _Parser(prog="redline", description="Train Isaac Lab robot policies with the hardware at its limit.")
+    parser = Parser(prog="redline", description="Train Isaac Lab robot policies with the hardware at its limit.")
     parser.add_argument("--version", action="version", version=f"redline {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     sub.add_parser("list", help="list the registered Redline-* tasks")
 
     train = sub.add_parser("train", help="train a task", epilog="Trailing key=value tokens are Hydra overrides.")
-    _add_run_args(train)
-    train.add_argument("--max_iterations", type=positive_int, help="(agent config's)")
-    train.add_argument("--learner", default="redline", help="redline (default) | rsl_rl (rsl_rl 5.5.1, the anchor)")
-    train.add_argument(
-        "--precision",
-        default=None,
-        help="auto (bf16 on capable CUDA GPUs, else fp32) | bf16 | fp32 (default: the agent config's "
-        "algorithm.use_mixed_precision: bf16 when true, else auto)",
-    )
-    train.add_argument(
-        "--capture", default="auto", help="auto (CUDA graphs on a GPU, one process) | on | off: the update's capture"
-    )
-    train.add_argument("--resume", help="latest | RUN_DIR | PATH: continue from a checkpoint at its iteration + 1")
-    train.add_argument("--run_name", type=run_name, help="suffix of the run folder name (one folder-name component)")
-    train.add_argument("--profile", action="store_true", help="Chrome trace of one iteration (profile/trace.json)")
-    # Isaac Lab's rsl_rl train script's logging and video options
-    train.add_argument(
-        "--logger",
-        default=None,
-        help="tensorboard | wandb (needs the wandb extra) | neptune: rsl_rl's log writer (default: agent.logger)",
-    )
-    train.add_argument("--log_project_name", default=None, help="W&B / Neptune project (agent.wandb_project, ...)")
-    train.add_argument("--video", action="store_true", help="record clips of training to <run>/videos/train/")
-    train.add_argument(
-        "--video_length", type=positive_int, default=argparse.SUPPRESS, help="env steps per clip (Isaac Lab's 200)"
-    )
-    train.add_argument(
-        "--video_interval", type=positive_int, default=argparse.SUPPRESS, help="env steps between clips (2000)"
-    )
-    # data-parallel training: torchrun ranks, gloo on the CPU, NCCL on CUDA GPUs
-    train.add_argument("--nproc", type=positive_int, help="start N local processes under torchrun")
-    train.add_argument("--distributed", action="store_true", help="join torchrun's process group (one rank)")
-    train.add_argument("--dist_timeout", type=timeout_seconds, default=120.0, help="[s] (120)")
-    train.add_argument(
-        "--no_memory_check",
-        action="store_true",
-        help="start even when the memory estimate exceeds what this host / GPU has available",
-    )
+    options.add_train_arguments(train)
 
     play = sub.add_parser(
         "play", help="play a checkpoint headless and export it", epilog="Trailing key=value tokens are Hydra overrides."
     )
-    _add_run_args(play)
+    options.add_run_arguments(play)
     play.add_argument("--checkpoint", default="latest", help="latest | RUN_DIR | PATH to model_<it>.pt")
-    play.add_argument("--steps", type=positive_int, default=500, help="env steps to run (default: 500)")
+    play.add_argument("--steps", type=options.positive_int, default=500, help="env steps to run (default: 500)")
     play.add_argument(
         "--video",
         action="store_true",
@@ -142,7 +74,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     play.add_argument("--viz", default=None, help="open a viewer: newton (needs a display) | kit (needs Isaac Sim)")
 
     bench = sub.add_parser("bench", help="benchmarks whose output docs/performance.md records (not timed tests)")
-    benches = bench.add_subparsers(dest="bench", required=True, parser_class=_Parser)
+    benches = bench.add_subparsers(dest="bench", required=True, parser_class=Parser)
     chosen = _bench_named(argv)
     for name, (module, summary) in BENCHES.items():
         b = benches.add_parser(name, help=summary, description=summary)
@@ -163,20 +95,6 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     assets.add_argument("--root", type=Path, default=None, help="where to build it (default: ~/.cache/redline/...)")
     return parser
-
-
-def _overrides(extra: list[str]) -> tuple[str, ...]:
-    for token in extra:
-        if token.startswith("-") or "=" not in token:
-            raise UserError(f"unrecognized argument '{token}' (options are --name value; overrides are key=value)")
-    return tuple(extra)
-
-
-def _options[T](cls: type[T], args: argparse.Namespace, extra: list[str]) -> T:
-    """``cls`` (an options dataclass) from the parsed arguments of the same names plus the overrides."""
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    options: Any = cls  # a dataclass whose fields mirror the parsed arguments
-    return options(**{k: v for k, v in vars(args).items() if k in names}, overrides=_overrides(extra))
 
 
 def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = (), stop: StopRequest | None = None) -> int:
@@ -214,25 +132,25 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = (), s
         from redline.commands.process_group import launch, with_num_envs
         from redline.commands.train import TrainOptions, auto_arrangement, check_launch, train
 
-        options = _options(TrainOptions, args, extra)
+        opts = options.from_arguments(TrainOptions, args, extra)
         if args.nproc is not None and args.distributed:
             raise UserError("--nproc: starts torchrun itself; drop --distributed (that is for torchrun's workers)")
         nproc = None if args.distributed else args.nproc if args.nproc is not None else _nproc_from_environment()
-        if nproc is None and not args.distributed and (plan := auto_arrangement(options)) is not None:
+        if nproc is None and not args.distributed and (plan := auto_arrangement(opts)) is not None:
             nproc, per_rank = plan  # the CPU's cores filled; the env count was the total
             argv = with_num_envs(argv, per_rank)
-            options = dataclasses.replace(options, num_envs=per_rank)
+            opts = dataclasses.replace(opts, num_envs=per_rank)
             print(f"[redline] {nproc} processes x {per_rank} envs, one per core (--nproc 1: one)", file=sys.stderr)
         if nproc is None or nproc == 1:
-            train(dataclasses.replace(options, nproc=None), stop)
+            train(dataclasses.replace(opts, nproc=None), stop)
             return 0
-        options = dataclasses.replace(options, nproc=nproc)
-        check_launch(options)  # bad input fails here once, not in every rank
+        opts = dataclasses.replace(opts, nproc=nproc)
+        check_launch(opts)  # bad input fails here once, not in every rank
         return launch(nproc, argv, args.device)
     if args.command == "play":
         from redline.commands.play import PlayOptions, play
 
-        play(_options(PlayOptions, args, extra))
+        play(options.from_arguments(PlayOptions, args, extra))
         return 0
     raise AssertionError(args.command)
 

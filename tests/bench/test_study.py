@@ -191,24 +191,3 @@ def test_learner_config_runs_the_redline_learner_through_ablate() -> None:
     assert "--" not in train_command(opts, "Redline-Cartpole", "rsl_rl", 1)
     with pytest.raises(UserError, match="--learner-config: 'reshufle=false'"):
         StudyOptions(learner_config=("reshufle=false",))
-
-
-def test_ablate_sets_ppo_config_fields_on_top_of_the_agent_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    from redline.bench import ablate
-    from redline.learning import PPOConfig
-
-    assert ablate.parse_fields(["reshuffle_each_epoch=False", "num_mini_batches=8", "precision=fp32"]) == {
-        "reshuffle_each_epoch": False,
-        "num_mini_batches": 8,
-        "precision": "fp32",
-    }
-    built: list[PPOConfig] = []
-
-    def fake_cli(argv: list[str]) -> int:
-        built.append(PPOConfig.from_rsl_rl({"algorithm": {"class_name": "PPO"}}, precision="fp32"))
-        return 0
-
-    monkeypatch.setattr("redline.cli.main", fake_cli)
-    monkeypatch.setattr(PPOConfig, "from_rsl_rl", PPOConfig.from_rsl_rl)  # restored after the test
-    assert ablate.main(["stratify_minibatches=true", "--", "train"]) == 0
-    assert built[0].stratify_minibatches and not built[0].reshuffle_each_epoch and built[0].precision == "fp32"
