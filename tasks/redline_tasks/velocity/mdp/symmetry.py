@@ -67,10 +67,10 @@ def go1_left_right(
 ) -> tuple[TensorDict | None, torch.Tensor | None]:
     """rsl_rl's augmentation: the originals, then their mirror images (twice the batch); None stays None."""
     joint_names = tuple(env.unwrapped.scene["robot"].joint_names)
-    obs_aug = None
+    obs_aug: TensorDict | None = None
     if obs is not None:
         mirrored = obs.clone()
         mirrored["policy"] = mirror_policy(obs["policy"], joint_names)
-        obs_aug = torch.cat([obs, mirrored])
+        obs_aug = TensorDict.cat([obs, mirrored])
     actions_aug = None if actions is None else torch.cat([actions, mirror_actions(actions, joint_names)])
     return obs_aug, actions_aug
