@@ -382,3 +382,31 @@ def test_bf16_runs_the_bodies_in_bf16_and_the_heads_in_fp32(case: str) -> None:
     assert all(torch.isfinite(torch.tensor(v)) for v in losses.values()) and alg.last_skipped == 0
     assert any(not torch.equal(before[k], v) for k, v in _state(alg).items())
     assert all(p.dtype == torch.float32 for p in alg.actor.parameters())
+
+
+def _built(cfg: dict[str, Any], ours: bool) -> Any:
+    """A fresh learner of ``cfg`` (seed 0), before any rollout."""
+    env = StandIn()
+    cfg = copy.deepcopy(cfg)
+    torch.manual_seed(0)
+    if ours:
+        cfg["algorithm"]["class_name"] = CLASS_PATH
+        return DropIn.construct_algorithm(env.get_observations(), env, cfg, "cpu")
+    return RslPPO.construct_algorithm(env.get_observations(), env, cfg, "cpu")
+
+
+def test_a_checkpoint_loads_into_rsl_rls_ppo_and_back() -> None:
+    """The drop-in's checkpoint has rsl_rl's keys and float learning rates: rsl_rl's PPO loads it (and may train on
+    from it), and the drop-in loads it back with its device learning rate."""
+    ours, _ = _trained(CASES["rnd"], ours=True)
+    saved = ours.save()
+    assert all(isinstance(g["lr"], float) for g in saved["optimizer_state_dict"]["param_groups"])
+    theirs = _built(CASES["rnd"], ours=False)
+    theirs.load(saved, None, strict=True)
+    assert theirs.learning_rate == pytest.approx(ours.learning_rate)
+    for key, value in _state(ours).items():
+        assert torch.equal(value, _state(theirs)[key]), key
+    again = _built(CASES["rnd"], ours=True)
+    again.load(saved, None, strict=True)
+    lr = again.optimizer.param_groups[0]["lr"]
+    assert lr is again._lr and again.learning_rate == pytest.approx(ours.learning_rate)

@@ -313,6 +313,15 @@ class GeneralPPO(RslPPO):
 
     # checkpoints --------------------------------------------------------------------------------------------------
 
+    def save(self) -> dict:
+        """rsl_rl's checkpoint dict, the optimizers' learning rates as floats (rsl_rl's own PPO loads the checkpoint
+        into its per-tensor optimizer, which takes no tensor learning rate on CUDA)."""
+        saved = super().save()
+        for key in ("optimizer_state_dict", "rnd_optimizer_state_dict"):
+            for group in saved.get(key, {}).get("param_groups", []):
+                group["lr"] = float(group["lr"])
+        return saved
+
     def load(self, loaded_dict: dict, load_cfg: dict | None, strict: bool) -> bool:
         """rsl_rl's ``load``; the optimizer's learning rate stays the device tensor."""
         result = super().load(loaded_dict, load_cfg, strict)  # sets self.learning_rate: copied into self._lr
