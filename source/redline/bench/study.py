@@ -44,14 +44,15 @@ from redline.bench.study_stats import CENSORING, METRICS, REWARD_KEY, compare, s
 from redline.envs.registry import PRESET_KEYS
 from redline.errors import UserError
 from redline.outputs.metrics import read_records
+from redline.outputs.summary import REWARD_TARGETS
 
 LEARNER = "redline"
 OPPONENTS = ("rsl_rl", "none")
 """``--vs`` choices; ``none`` runs the redline learner alone (an ablation to hold against an earlier study)."""
-DEFAULT_TARGETS = {"Redline-Cartpole": 4.9}
+DEFAULT_TARGETS = REWARD_TARGETS
+"""Target mean return per task when ``--target`` does not name it (the tasks' own, as ``redline train`` reports)."""
 DEFAULT_MAX_ITERATIONS = 100
 """Iterations per run for a task ``--max_iterations`` does not name."""
-"""Target mean return per task when ``--target`` does not name it (Cartpole's maximum is 5.0 per episode)."""
 COMPARED_PRECISION = "fp32"
 """The one precision of a comparison with rsl_rl: rsl_rl's bf16 (``use_mixed_precision``) autocasts its whole forward
 pass and loss, redline's keeps fp32 islands, so a bf16 study would compare two precision policies, not two learners."""

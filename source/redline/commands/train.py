@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,8 @@ from redline.media.video import VIDEO_INTERVAL, VIDEO_LENGTH
 from redline.outputs import elastic
 from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
 from redline.outputs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir, remove_if_empty_run
+from redline.outputs.metrics import read_records
+from redline.outputs.summary import summary_lines
 from redline.runners.make import LEARNERS
 from redline.runners.peer_stop import PeerStops
 from redline.runners.stop import STARTUP, Stopped, StopRequest
@@ -248,12 +249,10 @@ def _train(opts: TrainOptions, ctx: DistContext | None, stop: StopRequest) -> Pa
         raise
     if run_dir is None:
         return None
-    last = _last_record(run_dir / "metrics.jsonl")
-    print(
-        f"[redline] done in {elapsed:.1f} s: iteration {last.get('iteration')}, mean reward "
-        f"{last.get('mean_reward')}, mean episode length {last.get('mean_episode_length')}; run: {run_dir}",
-        flush=True,
-    )
+    records = read_records(run_dir / "metrics.jsonl")
+    last = records[-1] if records else {}
+    for line in summary_lines(prepared.task, run_dir, records, elapsed):
+        print(f"[redline] {line}", flush=True)
     if "bottleneck" in last:
         split = ", ".join(f"{k.removesuffix('_s')} {last[k]:.3f} s" for k in PHASES if last.get(k) is not None)
         print(f"[redline] last iteration: {split}; {last['bottleneck']}: try {last['next_action']}", flush=True)
@@ -360,8 +359,3 @@ def _load(load: Any, checkpoint: dict[str, Any], path: Path | None, task: str) -
     except (RuntimeError, KeyError, ValueError) as exc:
         detail = (str(exc).strip().splitlines() or [type(exc).__name__])[-1].strip()[:200]
         raise UserError(f"--resume: '{path}' does not fit task {task} ({detail})") from exc
-
-
-def _last_record(path: Path) -> dict[str, Any]:
-    lines = path.read_text().splitlines() if path.is_file() else []
-    return json.loads(lines[-1]) if lines else {}
