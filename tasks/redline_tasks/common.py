@@ -78,8 +78,9 @@ class RedlineEnvMixin:
 
     streams: EnvStreams
     run_state_buffers: tuple[str, ...] | None = None
-    """A direct task's own per-env buffers that a checkpoint's run state holds besides Isaac Lab's
-    (:mod:`redline.envs.env_state`); None: the task's state is not saved yet (a resume starts from fresh resets)."""
+    """A task's own per-env buffers that a checkpoint's run state holds besides Isaac Lab's (the env's buffers, a
+    manager-based env's managers, the sensors: :mod:`redline.envs.env_state`); None: the task's state is not saved
+    yet (a resume starts from fresh resets)."""
 
     def __init__(self, cfg: Any, render_mode: str | None = None, **kwargs: Any) -> None:
         ensure_asset_root()

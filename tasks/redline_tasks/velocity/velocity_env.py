@@ -12,7 +12,12 @@ class VelocityEnv(RedlineEnvMixin, ManagerBasedRLEnv):
     """:class:`ManagerBasedRLEnv` with per-env streams (``self.streams``), counting an episode for every env it
     resets. The randomised terms in :mod:`redline_tasks.velocity.mdp` (events, commands, observation noise) draw
     from ``env.streams``.
+
+    A checkpoint's run state holds every manager's state (found by walking Isaac Lab's managers and their terms:
+    :mod:`redline.envs.env_state`), the sensors' and terrain's and the simulator's: no task buffers of its own.
     """
+
+    run_state_buffers = ()
 
     def _reset_idx(self, env_ids: torch.Tensor | slice) -> None:
         ids = torch.arange(self.num_envs, device=self.device)[env_ids] if isinstance(env_ids, slice) else env_ids
