@@ -192,27 +192,31 @@ def test_a_resumed_run_is_the_run_never_interrupted(tmp_path: Path, capsys: pyte
     assert _same_state(end["actor_state_dict"], fresh["actor_state_dict"]) != []
 
 
-def test_a_resumed_go1_run_is_the_run_never_interrupted(tmp_path: Path) -> None:
-    """Issue 37 items 2-3 on the manager-based Redline-Velocity-Flat-Go1, one process, physics=mujoco_cpu: 4
-    iterations straight, and 2 then `--resume` for 2 more, end with bitwise the same checkpoint and the same
-    metrics.jsonl records after iteration 1. The run state holds the managers' and the contact sensors' state;
-    without them (the same checkpoint with the simulator's and the env's buffers only) the resumed run differs."""
+@pytest.mark.parametrize("task", ["Redline-Velocity-Flat-Go1", "Redline-Velocity-Rough-Go1"])
+def test_a_resumed_go1_run_is_the_run_never_interrupted(tmp_path: Path, task: str) -> None:
+    """Issue 37 items 2-3 on the manager-based Go1 tasks, one process, physics=mujoco_cpu: 4 iterations straight,
+    and 2 then `--resume` for 2 more, end with bitwise the same checkpoint and the same metrics.jsonl records after
+    iteration 1. The run state holds the managers' and the sensors' state (and the rough task's terrain-levels
+    curriculum); without them (the same checkpoint with the simulator's and the env's buffers only) the resumed run
+    differs."""
     from redline.runners.run_state import RUN_STATE_KEY
 
-    argv = ["train", "--task", "Redline-Velocity-Flat-Go1", "--device", "cpu", "--num_envs", "16", "--nproc", "1"]
+    experiment = task.lower().replace("-", "_")
+    argv = ["train", "--task", task, "--device", "cpu", "--num_envs", "16", "--nproc", "1"]
     argv += ["agent.save_interval=100"]  # 24 steps per iteration: 4 iterations see resets (random offsets)
     straight, cut, partial = tmp_path / "straight", tmp_path / "cut", tmp_path / "partial"
     assert main([*argv, "--max_iterations", "4", "--log_root", str(straight)]) == 0
     assert main([*argv, "--max_iterations", "2", "--log_root", str(cut)]) == 0
-    first = _only_run(cut, "redline_velocity_flat_go1")
+    first = _only_run(cut, experiment)
     assert main([*argv, "--max_iterations", "2", "--log_root", str(cut), "--resume", str(first)]) == 0
-    whole = _only_run(straight, "redline_velocity_flat_go1")
-    resumed = next(r for r in (cut / "redline_velocity_flat_go1").iterdir() if r != first)
+    whole = _only_run(straight, experiment)
+    resumed = next(r for r in (cut / experiment).iterdir() if r != first)
     end = torch.load(whole / "model_3.pt", weights_only=True)
     assert _same_state(end, torch.load(resumed / "model_3.pt", weights_only=True)) == []
     env_state = end[RUN_STATE_KEY]["env"]
     assert any(k.startswith("command_manager/") for k in env_state["managers"])
     assert any(k.startswith("sensor/contact_forces/data/") for k in env_state["scene"])
+    assert ("terrain/terrain_levels" in env_state["scene"]) == ("Rough" in task)
     assert end[RUN_STATE_KEY]["episodes"]["written"] > 0  # episodes ended on the way (falls, random offsets)
     assert _untimed(resumed) == _untimed(whole)[2:]
 
@@ -221,7 +225,7 @@ def test_a_resumed_go1_run_is_the_run_never_interrupted(tmp_path: Path) -> None:
     del checkpoint[RUN_STATE_KEY]["env"]["managers"], checkpoint[RUN_STATE_KEY]["env"]["scene"]
     torch.save(checkpoint, partial / "model_1.pt")
     assert main([*argv, "--max_iterations", "2", "--log_root", str(partial), "--resume", str(partial)]) == 0
-    other = torch.load(_only_run(partial, "redline_velocity_flat_go1") / "model_3.pt", weights_only=True)
+    other = torch.load(_only_run(partial, experiment) / "model_3.pt", weights_only=True)
     assert _same_state(end["actor_state_dict"], other["actor_state_dict"]) != []
 
 
