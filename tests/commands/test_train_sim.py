@@ -155,6 +155,20 @@ def test_the_same_command_twice_writes_the_same_run(tmp_path: Path) -> None:
     assert len(_untimed(a)) == 3 and "mean_reward" in _untimed(a)[0] and "kl" in _untimed(a)[0]
 
 
+def _straight_and_resumed(tmp_path: Path, argv: list[str], experiment: str) -> tuple[Path, Path, Path]:
+    """Train 4 iterations straight (under ``tmp_path/straight``), and 2 then ``--resume`` for 2 more (under
+    ``tmp_path/cut``), no checkpoint but the last of each; the cut run's first part, the straight run, the resumed
+    run."""
+    straight, cut = tmp_path / "straight", tmp_path / "cut"
+    argv = [*argv, "agent.save_interval=100"]
+    assert main([*argv, "--max_iterations", "4", "--log_root", str(straight)]) == 0
+    assert main([*argv, "--max_iterations", "2", "--log_root", str(cut)]) == 0
+    first = _only_run(cut, experiment)
+    assert main([*argv, "--max_iterations", "2", "--log_root", str(cut), "--resume", str(first)]) == 0
+    resumed = next(r for r in (cut / experiment).iterdir() if r != first)
+    return first, _only_run(straight, experiment), resumed
+
+
 def test_a_resumed_run_is_the_run_never_interrupted(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """Issue 37 items 2-3 on Redline-Cartpole, one process: 4 iterations straight, and 2 iterations then `--resume`
     for 2 more (a run stopped after its checkpoint 1), end with bitwise the same checkpoint (weights, optimizer,
@@ -164,13 +178,7 @@ def test_a_resumed_run_is_the_run_never_interrupted(tmp_path: Path, capsys: pyte
     from redline.runners.run_state import RUN_STATE_KEY
 
     argv = ["train", "--task", "Redline-Cartpole", "--device", "cpu", "--num_envs", "16", "--nproc", "1"]
-    straight, cut = tmp_path / "straight", tmp_path / "cut"
-    assert main([*argv, "--max_iterations", "4", "--log_root", str(straight), "agent.save_interval=100"]) == 0
-    assert main([*argv, "--max_iterations", "2", "--log_root", str(cut), "agent.save_interval=100"]) == 0
-    first = _only_run(cut, "redline_cartpole")
-    assert main([*argv, "--max_iterations", "2", "--log_root", str(cut), "--resume", str(first)]) == 0
-    whole = _only_run(straight, "redline_cartpole")
-    resumed = next(r for r in (cut / "redline_cartpole").iterdir() if r != first)
+    first, whole, resumed = _straight_and_resumed(tmp_path, argv, "redline_cartpole")
     end = torch.load(whole / "model_3.pt", weights_only=True)
     assert _same_state(end, torch.load(resumed / "model_3.pt", weights_only=True)) == []
     assert RUN_STATE_KEY in end and end[RUN_STATE_KEY]["episodes"]["written"] > 0  # episodes ended on the way
@@ -202,15 +210,8 @@ def test_a_resumed_go1_run_is_the_run_never_interrupted(tmp_path: Path, task: st
     from redline.runners.run_state import RUN_STATE_KEY
 
     experiment = task.lower().replace("-", "_")
-    argv = ["train", "--task", task, "--device", "cpu", "--num_envs", "16", "--nproc", "1"]
-    argv += ["agent.save_interval=100"]  # 24 steps per iteration: 4 iterations see resets (random offsets)
-    straight, cut, partial = tmp_path / "straight", tmp_path / "cut", tmp_path / "partial"
-    assert main([*argv, "--max_iterations", "4", "--log_root", str(straight)]) == 0
-    assert main([*argv, "--max_iterations", "2", "--log_root", str(cut)]) == 0
-    first = _only_run(cut, experiment)
-    assert main([*argv, "--max_iterations", "2", "--log_root", str(cut), "--resume", str(first)]) == 0
-    whole = _only_run(straight, experiment)
-    resumed = next(r for r in (cut / experiment).iterdir() if r != first)
+    argv = ["train", "--task", task, "--device", "cpu", "--num_envs", "16", "--nproc", "1"]  # 4 x 24 steps
+    first, whole, resumed = _straight_and_resumed(tmp_path, argv, experiment)
     end = torch.load(whole / "model_3.pt", weights_only=True)
     assert _same_state(end, torch.load(resumed / "model_3.pt", weights_only=True)) == []
     env_state = end[RUN_STATE_KEY]["env"]
@@ -220,7 +221,8 @@ def test_a_resumed_go1_run_is_the_run_never_interrupted(tmp_path: Path, task: st
     assert end[RUN_STATE_KEY]["episodes"]["written"] > 0  # episodes ended on the way (falls, random offsets)
     assert _untimed(resumed) == _untimed(whole)[2:]
 
-    partial.mkdir()  # what a checkpoint held before the managers' and sensors' state was saved
+    partial = tmp_path / "partial"  # what a checkpoint held before the managers' and sensors' state was saved
+    partial.mkdir()
     checkpoint = torch.load(first / "model_1.pt", weights_only=True)
     del checkpoint[RUN_STATE_KEY]["env"]["managers"], checkpoint[RUN_STATE_KEY]["env"]["scene"]
     torch.save(checkpoint, partial / "model_1.pt")
