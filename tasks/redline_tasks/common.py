@@ -79,7 +79,7 @@ class RedlineEnvMixin:
     streams: EnvStreams
     run_state_buffers: tuple[str, ...] | None = None
     """A task's own per-env buffers that a checkpoint's run state holds besides Isaac Lab's (the env's buffers, a
-    manager-based env's managers, the sensors: :mod:`redline.envs.env_state`); None: the task's state is not saved
+    manager-based env's managers, the sensors: :mod:`redline.physics.env_state`); None: the task's state is not saved
     yet (a resume starts from fresh resets)."""
 
     def __init__(self, cfg: Any, render_mode: str | None = None, **kwargs: Any) -> None:
@@ -89,13 +89,13 @@ class RedlineEnvMixin:
 
     def env_state(self) -> dict[str, Any]:
         """This env's state between two steps, simulator included (only for tasks with ``run_state_buffers``)."""
-        from redline.envs.env_state import gather_env_state
+        from redline.physics.env_state import gather_env_state
 
         assert self.run_state_buffers is not None
         return gather_env_state(self, self.run_state_buffers)
 
     def load_env_state(self, state: dict[str, Any]) -> None:
         """Restore :meth:`env_state`'s ``state``: the next step is the one the saved env would have taken."""
-        from redline.envs.env_state import restore_env_state
+        from redline.physics.env_state import restore_env_state
 
         restore_env_state(self, state)

@@ -3,7 +3,7 @@
 A checkpoint's :data:`RUN_STATE_KEY` holds, for every env of the run (rows in global env id order, ``global_ids``):
 
 - ``env``: the env's own state, from its ``env_state()`` (redline's tasks that list their buffers: Redline-Cartpole
-  and the manager-based velocity tasks; :mod:`redline.envs.env_state` — the simulator's state, episode lengths,
+  and the manager-based velocity tasks; :mod:`redline.physics.env_state` — the simulator's state, episode lengths,
   done flags, the last actions and observation, a manager-based env's managers and sensors);
 - ``episodes``: the runner's episode statistics (:meth:`~redline.runners.episodes.EpisodeTracker.state_dict`).
 

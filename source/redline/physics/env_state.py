@@ -2,7 +2,7 @@
 
 :func:`gather_env_state` takes, per env (rows in local env order; the runner adds the global ids):
 
-- ``sim``: the simulator's state (:func:`redline.envs.sim_state.gather_sim_state`);
+- ``sim``: the simulator's state (:func:`redline.physics.sim_state.gather_sim_state`);
 - ``env``: the env's buffers (episode lengths, which hold rsl_rl's random initial offsets, the done flags; the same
   names on ``DirectRLEnv`` and ``ManagerBasedRLEnv``), the task's own buffers it names in ``run_state_buffers``
   (e.g. the last actions) and the last observation ``obs_buf`` (what the runner's next rollout starts from);
@@ -154,7 +154,7 @@ def gather_env_state(env: Any, task_buffers: tuple[str, ...]) -> dict[str, Any]:
     per-env attributes to keep (those it does not have yet, before a first step, are left out)."""
     from isaaclab.physics import PhysicsManager
 
-    from redline.envs.sim_state import gather_sim_state
+    from redline.physics.sim_state import gather_sim_state
 
     names = (*DIRECT_ENV_BUFFERS, *task_buffers)
     buffers = {name: _clone(getattr(env, name)) for name in names if hasattr(env, name)}
@@ -178,7 +178,7 @@ def restore_env_state(env: Any, state: dict[str, Any]) -> None:
     """
     from isaaclab.physics import PhysicsManager
 
-    from redline.envs.sim_state import restore_sim_state
+    from redline.physics.sim_state import restore_sim_state
 
     restore_sim_state(env, state["sim"])
     restore_walked(_manager_roots(env), _stateful_types(), state.get("managers", {}))
