@@ -19,42 +19,16 @@ import json
 import statistics
 import sys
 import tempfile
-from typing import Any
 
 import numpy as np
 import torch
 from rsl_rl.runners import OnPolicyRunner
-from tensordict import TensorDict
 
-from redline.bench.shapes import DummyVecEnv
+from redline.bench.shapes import DummyVecEnv, feature_models
 from redline.learning.rsl_rl import CLASS_PATH
 
-
-def mirror(env: Any, obs: TensorDict | None = None, actions: torch.Tensor | None = None) -> tuple[Any, Any]:
-    """The task's left-right symmetry: observations and actions negated, appended after the originals."""
-    out_obs = None if obs is None else torch.cat([obs, obs.apply(torch.neg)])
-    out_actions = None if actions is None else torch.cat([actions, -actions])
-    return out_obs, out_actions
-
-
-MLP = {"hidden_dims": [32, 32], "activation": "elu", "obs_normalization": False}
-LSTM = {"class_name": "RNNModel", "rnn_type": "lstm", "rnn_hidden_dim": 32, "rnn_num_layers": 1}
-GAUSSIAN = {"class_name": "GaussianDistribution", "init_std": 1.0}
-CONFIGS: dict[str, dict[str, Any]] = {
-    "recurrent": {"actor": MLP | LSTM | {"distribution_cfg": GAUSSIAN}, "critic": MLP | LSTM, "algorithm": {}},
-    "symmetry": {
-        "actor": MLP | {"class_name": "MLPModel", "distribution_cfg": GAUSSIAN},
-        "critic": MLP | {"class_name": "MLPModel"},
-        "algorithm": {
-            "symmetry_cfg": {
-                "use_data_augmentation": True,
-                "use_mirror_loss": True,
-                "mirror_loss_coeff": 0.1,
-                "data_augmentation_func": mirror,
-            }
-        },
-    },
-}
+CONFIGS = feature_models([32, 32], 32, obs_normalization=False)
+"""The two configs compared (:func:`redline.bench.shapes.feature_models`)."""
 
 
 def final_return(name: str, ours: bool, seed: int, iterations: int) -> float:

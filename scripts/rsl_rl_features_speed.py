@@ -23,37 +23,15 @@ import torch
 from rsl_rl.algorithms import PPO as RslPPO
 from tensordict import TensorDict
 
+from redline.bench.shapes import feature_models
 from redline.learning.rsl_rl import CLASS_PATH
 from redline.learning.rsl_rl import PPO as DropIn
 
 OBS, ACTIONS, STEPS = 48, 12, 24
 
 
-def mirror(env: Any, obs: TensorDict | None = None, actions: torch.Tensor | None = None) -> tuple[Any, Any]:
-    """A left-right mirror (the observation and action negated): what a symmetry function costs, not a robot's."""
-    out_obs = None if obs is None else torch.cat([obs, obs.apply(torch.neg)])
-    out_actions = None if actions is None else torch.cat([actions, -actions])
-    return out_obs, out_actions
-
-
-MLP = {"hidden_dims": [512, 256, 128], "activation": "elu", "obs_normalization": True}
-LSTM = {"class_name": "RNNModel", "rnn_type": "lstm", "rnn_hidden_dim": 256, "rnn_num_layers": 1}
-GAUSSIAN = {"class_name": "GaussianDistribution", "init_std": 1.0}
-CONFIGS = {
-    "recurrent": {"actor": MLP | LSTM | {"distribution_cfg": GAUSSIAN}, "critic": MLP | LSTM, "algorithm": {}},
-    "symmetry": {
-        "actor": MLP | {"class_name": "MLPModel", "distribution_cfg": GAUSSIAN},
-        "critic": MLP | {"class_name": "MLPModel"},
-        "algorithm": {
-            "symmetry_cfg": {
-                "use_data_augmentation": True,
-                "use_mirror_loss": True,
-                "mirror_loss_coeff": 0.1,
-                "data_augmentation_func": mirror,
-            }
-        },
-    },
-}
+CONFIGS = feature_models([512, 256, 128], 256, obs_normalization=True)
+"""The two configs compared (:func:`redline.bench.shapes.feature_models`)."""
 
 
 class Env:

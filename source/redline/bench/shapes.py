@@ -184,3 +184,34 @@ def synthetic_env(shape: dict[str, Any], device: str, seed: int) -> DummyVecEnv:
     weights."""
     torch.manual_seed(seed)  # network initialisation draws from the global generator in both learners
     return DummyVecEnv(shape["num_envs"], shape["num_obs"], shape["num_actions"], device=device, seed=seed)
+
+
+def negation_mirror(env: Any, obs: TensorDict | None = None, actions: torch.Tensor | None = None) -> tuple[Any, Any]:
+    """rsl_rl's ``data_augmentation_func`` for :class:`DummyVecEnv`: the originals, then every observation and action
+    negated (an exact symmetry of its linear dynamics and its reward in x² and a²); None stays None."""
+    out_obs = None if obs is None else TensorDict.cat([obs, obs.apply(torch.neg)])
+    out_actions = None if actions is None else torch.cat([actions, -actions])
+    return out_obs, out_actions
+
+
+def feature_models(hidden: list[int], rnn_hidden: int, obs_normalization: bool) -> dict[str, dict[str, Any]]:
+    """The recurrent and symmetry configs the drop-in's studies compare with rsl_rl (``actor``, ``critic`` and
+    ``algorithm`` entries of an rsl_rl runner config): an LSTM of ``rnn_hidden`` before ``hidden`` ELU layers, or the
+    MLP with symmetry augmentation and a mirror loss of 0.1 (:func:`negation_mirror`)."""
+    mlp = {"hidden_dims": hidden, "activation": "elu", "obs_normalization": obs_normalization}
+    lstm = {"class_name": "RNNModel", "rnn_type": "lstm", "rnn_hidden_dim": rnn_hidden, "rnn_num_layers": 1}
+    gaussian = {"class_name": "GaussianDistribution", "init_std": 1.0}
+    symmetry = {
+        "use_data_augmentation": True,
+        "use_mirror_loss": True,
+        "mirror_loss_coeff": 0.1,
+        "data_augmentation_func": negation_mirror,
+    }
+    return {
+        "recurrent": {"actor": mlp | lstm | {"distribution_cfg": gaussian}, "critic": mlp | lstm, "algorithm": {}},
+        "symmetry": {
+            "actor": mlp | {"class_name": "MLPModel", "distribution_cfg": gaussian},
+            "critic": mlp | {"class_name": "MLPModel"},
+            "algorithm": {"symmetry_cfg": symmetry},
+        },
+    }
