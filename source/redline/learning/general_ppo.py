@@ -38,6 +38,7 @@ from torch import nn
 
 from redline.learning.distributed import Communicator
 from redline.learning.guard import NanGuard
+from redline.learning.losses import surrogate_loss, value_loss
 from redline.learning.optim import adaptive_lr
 from redline.learning.precision import Precision
 
@@ -232,16 +233,11 @@ class GeneralPPO(RslPPO):
             if adaptive:
                 with torch.no_grad():
                     kl_mean = self.actor.get_kl_divergence(batch.old_distribution_params, params).float().mean()
-            # ρ = exp(log π − log π_old); L_surr = mean max(−A ρ, −A clip(ρ, 1 − ε, 1 + ε))
-            ratio = torch.exp(log_prob - torch.squeeze(batch.old_actions_log_prob))
-            advantages = torch.squeeze(batch.advantages)
-            clipped = torch.clamp(ratio, 1.0 - self.clip_param, 1.0 + self.clip_param)
-            surrogate = torch.max(-advantages * ratio, -advantages * clipped).mean()
-            if self.use_clipped_value_loss:  # L_V = mean max((V − R)², (V_old + clip(V − V_old, ±ε) − R)²)
-                value_clipped = batch.values + (values - batch.values).clamp(-self.clip_param, self.clip_param)
-                value = torch.max((values - batch.returns).pow(2), (value_clipped - batch.returns).pow(2)).mean()
-            else:  # L_V = mean (R − V)²
-                value = (batch.returns - values).pow(2).mean()
+            # the fast learner's pure losses, on rsl_rl's batch shapes
+            old_log_prob, advantages = torch.squeeze(batch.old_actions_log_prob), torch.squeeze(batch.advantages)
+            surrogate, _ = surrogate_loss(log_prob, old_log_prob, advantages, self.clip_param)
+            value_clip = self.clip_param if self.use_clipped_value_loss else None
+            value, _ = value_loss(values, batch.values, batch.returns, value_clip)
             loss = surrogate + self.value_loss_coef * value - self.entropy_coef * entropy.mean()
             zero = torch.zeros((), device=self.device)
             rnd_loss = self.rnd.compute_loss(batch.observations[:n]) if self.rnd else zero
