@@ -127,7 +127,11 @@ def add_train_arguments(train: argparse.ArgumentParser) -> None:
     train.add_argument(
         "--capture", default="auto", help="auto (CUDA graphs on a GPU, one process) | on | off: the update's capture"
     )
-    train.add_argument("--resume", help="latest | RUN_DIR | PATH: continue from a checkpoint at its iteration + 1")
+    train.add_argument(
+        "--resume",
+        help="latest | RUN_DIR | PATH: continue from a checkpoint at its iteration + 1 | never: a new run even where "
+        "this command's unfinished run exists (default: continue it if one exists)",
+    )
     train.add_argument("--run_name", type=run_name, help="suffix of the run folder name (one folder-name component)")
     train.add_argument("--profile", action="store_true", help="Chrome trace of one iteration (profile/trace.json)")
     # Isaac Lab's rsl_rl train script's logging and video options

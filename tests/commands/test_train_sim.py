@@ -17,6 +17,7 @@ from redline.cli import main
 from redline.commands.process_group import auto_nproc
 from redline.host import usable_cores
 from redline.outputs.checkpoints import load_checkpoint
+from tests.commands.run_support import only_run, records, same_state, untimed
 
 pytestmark = pytest.mark.sim
 
@@ -32,30 +33,20 @@ METRIC_KEYS = {
 }
 
 
-def _records(run_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-
-
-def _only_run(log_root: Path, experiment: str) -> Path:
-    runs = list((log_root / experiment).iterdir())
-    assert len(runs) == 1, runs
-    return runs[0]
-
-
 def test_train_then_play_and_export(tmp_path: Path, no_network: list) -> None:
     log_root = tmp_path / "logs"
     argv = ["--task", "Redline-Cartpole", "--num_envs", "64", "--device", "cpu", "--log_root", str(log_root)]
     assert main(["train", *argv, "--max_iterations", "3", "--profile", "agent.save_interval=2"]) == 0
-    run = _only_run(log_root, "redline_cartpole")
+    run = only_run(log_root, "redline_cartpole")
     trace = json.loads((run / "profile" / "trace.json").read_text())["traceEvents"]  # --profile: iteration 1
     names = {e.get("name", "") for e in trace}
     assert "aten::addmm" in names  # the MLPs' forward passes
     assert "autograd::engine::evaluate_function: AddmmBackward0" in names  # and the update's backward
-    records = _records(run)
-    assert [r["iteration"] for r in records] == [0, 1, 2]
-    assert all(set(r) >= METRIC_KEYS for r in records)
-    assert records[-1]["env_steps"] == 3 * 16 * 64  # iterations x steps per env x envs
-    assert all(r["sps"] > 0 and r["collect_s"] > 0 and r["learn_s"] > 0 for r in records)
+    rows = records(run)
+    assert [r["iteration"] for r in rows] == [0, 1, 2]
+    assert all(set(r) >= METRIC_KEYS for r in rows)
+    assert rows[-1]["env_steps"] == 3 * 16 * 64  # iterations x steps per env x envs
+    assert all(r["sps"] > 0 and r["collect_s"] > 0 and r["learn_s"] > 0 for r in rows)
     assert sorted(p.name for p in run.glob("model_*.pt")) == ["model_0.pt", "model_2.pt"]
     assert (run / "params" / "env.yaml").is_file() and (run / "params" / "agent.yaml").is_file()
     assert list(run.glob("events.out.tfevents.*"))
@@ -65,8 +56,8 @@ def test_train_then_play_and_export(tmp_path: Path, no_network: list) -> None:
 
     assert main(["train", *argv, "--max_iterations", "2", "--resume", "latest", "agent.save_interval=100"]) == 0
     resumed = next(r for r in (log_root / "redline_cartpole").iterdir() if r != run)
-    assert [r["iteration"] for r in _records(resumed)] == [3, 4]  # continues at k + 1
-    assert _records(resumed)[0]["env_steps"] == 4 * _records(run)[0]["env_steps"]  # the step count continues too
+    assert [r["iteration"] for r in records(resumed)] == [3, 4]  # continues at k + 1
+    assert records(resumed)[0]["env_steps"] == 4 * records(run)[0]["env_steps"]  # the step count continues too
     assert f"resumed_from: {run / 'model_2.pt'}" in (resumed / "params" / "resume.yaml").read_text()
     assert sorted(p.name for p in resumed.glob("model_*.pt")) == ["model_4.pt"]  # the last; 3 % 100 != 0
     seeding = torch.load(resumed / "model_4.pt", weights_only=True)["seeding_state_dict"]
@@ -110,30 +101,9 @@ def test_the_nan_guards_stop_is_one_line_and_leaves_finite_checkpoints(
         r"\(\d+ steps in all\); the first non-finite quantity was the updated weights",
         err[0],
     ), err
-    run = _only_run(tmp_path, "redline_cartpole")
-    assert [r["iteration"] for r in _records(run)] == [0, 1]  # the third skipping iteration raised before its record
+    run = only_run(tmp_path, "redline_cartpole")
+    assert [r["iteration"] for r in records(run)] == [0, 1]  # the third skipping iteration raised before its record
     assert [load_checkpoint(p)["iter"] for p in run.glob("model_*.pt")] == [0]  # loads: every tensor finite
-
-
-TIMING_KEYS = {"sps", "learner_gflops", "mfu", "gpu_util", "gpu_mem_gb", "bottleneck", "next_action", "straggler"}
-"""Record keys measured from the clock (with every ``*_s`` key), or derived from such a measurement."""
-
-
-def _untimed(run: Path) -> list[dict]:
-    """A run's ``metrics.jsonl`` records without the clock's fields."""
-    return [{k: v for k, v in r.items() if not k.endswith("_s") and k not in TIMING_KEYS} for r in _records(run)]
-
-
-def _same_state(a: object, b: object, where: str = "") -> list[str]:
-    """Where two checkpoints' contents differ (tensors bit for bit), ignoring their ``wall_time_s``."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        keys = (set(a) | set(b)) - {"wall_time_s"}
-        return [d for k in sorted(keys, key=str) for d in _same_state(a.get(k), b.get(k), f"{where}.{k}")]
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple) and len(a) == len(b):
-        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _same_state(x, y, f"{where}[{i}]")]
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return [] if a.dtype == b.dtype and torch.equal(a, b) else [where]
-    return [] if a == b else [where]
 
 
 def test_the_same_command_twice_writes_the_same_run(tmp_path: Path) -> None:
@@ -144,15 +114,15 @@ def test_the_same_command_twice_writes_the_same_run(tmp_path: Path) -> None:
     runs = []
     for name in ("a", "b"):
         assert main([*argv, "--nproc", "1", "--log_root", str(tmp_path / name)]) == 0
-        runs.append(_only_run(tmp_path / name, "redline_cartpole"))
+        runs.append(only_run(tmp_path / name, "redline_cartpole"))
     a, b = runs
     saved = sorted(p.name for p in a.glob("model_*.pt"))
     assert saved == sorted(p.name for p in b.glob("model_*.pt")) == ["model_0.pt", "model_2.pt"]
     for name in saved:
-        assert _same_state(*(torch.load(run / name, weights_only=True) for run in runs)) == [], name
+        assert same_state(*(torch.load(run / name, weights_only=True) for run in runs)) == [], name
 
-    assert _untimed(a) == _untimed(b)
-    assert len(_untimed(a)) == 3 and "mean_reward" in _untimed(a)[0] and "kl" in _untimed(a)[0]
+    assert untimed(a) == untimed(b)
+    assert len(untimed(a)) == 3 and "mean_reward" in untimed(a)[0] and "kl" in untimed(a)[0]
 
 
 def _straight_and_resumed(tmp_path: Path, argv: list[str], experiment: str) -> tuple[Path, Path, Path]:
@@ -163,10 +133,10 @@ def _straight_and_resumed(tmp_path: Path, argv: list[str], experiment: str) -> t
     argv = [*argv, "agent.save_interval=100"]
     assert main([*argv, "--max_iterations", "4", "--log_root", str(straight)]) == 0
     assert main([*argv, "--max_iterations", "2", "--log_root", str(cut)]) == 0
-    first = _only_run(cut, experiment)
+    first = only_run(cut, experiment)
     assert main([*argv, "--max_iterations", "2", "--log_root", str(cut), "--resume", str(first)]) == 0
     resumed = next(r for r in (cut / experiment).iterdir() if r != first)
-    return first, _only_run(straight, experiment), resumed
+    return first, only_run(straight, experiment), resumed
 
 
 def test_a_resumed_run_is_the_run_never_interrupted(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -180,9 +150,9 @@ def test_a_resumed_run_is_the_run_never_interrupted(tmp_path: Path, capsys: pyte
     argv = ["train", "--task", "Redline-Cartpole", "--device", "cpu", "--num_envs", "16", "--nproc", "1"]
     first, whole, resumed = _straight_and_resumed(tmp_path, argv, "redline_cartpole")
     end = torch.load(whole / "model_3.pt", weights_only=True)
-    assert _same_state(end, torch.load(resumed / "model_3.pt", weights_only=True)) == []
-    assert RUN_STATE_KEY in end and end[RUN_STATE_KEY]["episodes"]["written"] > 0  # episodes ended on the way
-    assert _untimed(resumed) == _untimed(whole)[2:]
+    assert same_state(end, torch.load(resumed / "model_3.pt", weights_only=True)) == []
+    assert end[RUN_STATE_KEY]["parts"][0]["episodes"]["written"] > 0  # episodes ended on the way
+    assert untimed(resumed) == untimed(whole)[2:]
 
     old = tmp_path / "old"  # the checkpoint as it was written before run states existed
     old.mkdir()
@@ -194,10 +164,10 @@ def test_a_resumed_run_is_the_run_never_interrupted(tmp_path: Path, capsys: pyte
     warnings = [line for line in capsys.readouterr().err.splitlines() if "env state" in line]
     assert warnings == [
         "[redline] warning: the checkpoint's env state is not restored: it holds none (saved before run states, or "
-        "by a task or layout that saves none); the envs start from fresh resets"
+        "by a task that saves none); the envs start from fresh resets"
     ]
-    fresh = torch.load(_only_run(old, "redline_cartpole") / "model_3.pt", weights_only=True)
-    assert _same_state(end["actor_state_dict"], fresh["actor_state_dict"]) != []
+    fresh = torch.load(only_run(old, "redline_cartpole") / "model_3.pt", weights_only=True)
+    assert same_state(end["actor_state_dict"], fresh["actor_state_dict"]) != []
 
 
 @pytest.mark.parametrize("task", ["Redline-Velocity-Flat-Go1", "Redline-Velocity-Rough-Go1"])
@@ -213,22 +183,23 @@ def test_a_resumed_go1_run_is_the_run_never_interrupted(tmp_path: Path, task: st
     argv = ["train", "--task", task, "--device", "cpu", "--num_envs", "16", "--nproc", "1"]  # 4 x 24 steps
     first, whole, resumed = _straight_and_resumed(tmp_path, argv, experiment)
     end = torch.load(whole / "model_3.pt", weights_only=True)
-    assert _same_state(end, torch.load(resumed / "model_3.pt", weights_only=True)) == []
-    env_state = end[RUN_STATE_KEY]["env"]
+    assert same_state(end, torch.load(resumed / "model_3.pt", weights_only=True)) == []
+    env_state = end[RUN_STATE_KEY]["parts"][0]["env"]
     assert any(k.startswith("command_manager/") for k in env_state["managers"])
     assert any(k.startswith("sensor/contact_forces/data/") for k in env_state["scene"])
     assert ("terrain/terrain_levels" in env_state["scene"]) == ("Rough" in task)
-    assert end[RUN_STATE_KEY]["episodes"]["written"] > 0  # episodes ended on the way (falls, random offsets)
-    assert _untimed(resumed) == _untimed(whole)[2:]
+    assert end[RUN_STATE_KEY]["parts"][0]["episodes"]["written"] > 0  # episodes ended: falls, random offsets
+    assert untimed(resumed) == untimed(whole)[2:]
 
     partial = tmp_path / "partial"  # what a checkpoint held before the managers' and sensors' state was saved
     partial.mkdir()
     checkpoint = torch.load(first / "model_1.pt", weights_only=True)
-    del checkpoint[RUN_STATE_KEY]["env"]["managers"], checkpoint[RUN_STATE_KEY]["env"]["scene"]
+    (part,) = checkpoint[RUN_STATE_KEY]["parts"]
+    del part["env"]["managers"], part["env"]["scene"]
     torch.save(checkpoint, partial / "model_1.pt")
     assert main([*argv, "--max_iterations", "2", "--log_root", str(partial), "--resume", str(partial)]) == 0
-    other = torch.load(_only_run(partial, experiment) / "model_3.pt", weights_only=True)
-    assert _same_state(end["actor_state_dict"], other["actor_state_dict"]) != []
+    other = torch.load(only_run(partial, experiment) / "model_3.pt", weights_only=True)
+    assert same_state(end["actor_state_dict"], other["actor_state_dict"]) != []
 
 
 def _isaaclab(*args: str, cwd: Path) -> subprocess.Popen:
@@ -283,7 +254,7 @@ def test_cartpole_learns_to_balance(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     CPU one process per core): mean reward >= 4.9 with full episodes."""
     monkeypatch.delenv("REDLINE_NPROC")
     assert main(["train", "--task", "Redline-Cartpole", "--device", "cpu", "--log_root", str(tmp_path)]) == 0
-    last = _records(_only_run(tmp_path, "redline_cartpole"))[-1]
+    last = records(only_run(tmp_path, "redline_cartpole"))[-1]
     assert last["world_size"] == auto_nproc(256, usable_cores()), last
     assert last["mean_reward"] >= 4.9, last
     assert last["mean_episode_length"] >= 299, last

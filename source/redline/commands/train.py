@@ -9,7 +9,7 @@ from typing import Any
 
 from redline.commands import process_group as distributed
 from redline.commands.process_group import DistContext
-from redline.commands.train_resume import ResumePlan, plan_resume
+from redline.commands.train_resume import RESUME_NEVER, ResumePlan, plan_resume
 from redline.envs import memory
 from redline.envs.memory import ranks_on_host
 from redline.envs.prepare import EnvRequest, PreparedEnv, physics_overrides, prepare_env
@@ -18,7 +18,7 @@ from redline.host import usable_cores
 from redline.learning.limits import check_rollout
 from redline.learning.precision import PRECISIONS
 from redline.media.video import VIDEO_INTERVAL, VIDEO_LENGTH
-from redline.outputs import elastic
+from redline.outputs import elastic, run_record
 from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
 from redline.outputs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir, remove_if_empty_run
 from redline.outputs.metrics import read_records
@@ -55,7 +55,10 @@ class TrainOptions:
     """redline learner: ``auto`` (CUDA graphs on a CUDA device in one process), ``on`` or ``off``
     (:mod:`redline.learning.capture`)."""
     resume: str | None = None
-    """``latest`` / a run folder / a checkpoint to continue from, at its iteration + 1 (None: start fresh)."""
+    """``latest`` / a run folder / a checkpoint to continue from, at its iteration + 1; an interrupted run of the
+    same command continues in its folder to its planned end, anything else starts a new run of ``max_iterations``
+    more; None: continue this command's unfinished run if there is one, else start fresh; ``never``: start fresh
+    (:mod:`redline.commands.train_resume`)."""
     run_name: str | None = None
     """Suffix of the run folder name."""
     profile: bool = False
@@ -170,7 +173,7 @@ def check_launch(opts: TrainOptions) -> None:
     """Validate a multi-process run's options in the launching process, before torchrun starts the ranks."""
     prepared = prepare(opts)
     _learner_cfg(opts, prepared.agent_cfg)
-    if opts.resume is not None:  # a checkpoint that cannot be resumed (NaN weights, ...) fails here, not in each rank
+    if opts.resume not in (None, RESUME_NEVER):  # a checkpoint that cannot be resumed (NaN weights, ...) fails here
         load_checkpoint(
             resolve_checkpoint(opts.resume, opts.log_root / prepared.agent_cfg.experiment_name), "cpu", "--resume"
         )
@@ -226,19 +229,17 @@ def _train(opts: TrainOptions, ctx: DistContext | None, stop: StopRequest) -> Pa
     device, env_cfg, agent_cfg = prepared.device, prepared.env_cfg, prepared.agent_cfg
     main = ctx is None or ctx.rank == 0
     learner_cfg = _learner_cfg(opts, agent_cfg)  # a config error surfaces before the simulator starts
-    plan = plan_resume(opts.resume, opts.log_root / agent_cfg.experiment_name, ctx)
+    fingerprint = run_fingerprint(opts, prepared, 1 if ctx is None else ctx.world_size)
+    plan = plan_resume(opts.resume, opts.log_root / agent_cfg.experiment_name, ctx, fingerprint)
     resume_path = plan.checkpoint
     checkpoint = None if resume_path is None else load_checkpoint(resume_path, device, "--resume")
-    if checkpoint is not None and main:
-        print(f"[redline] resuming from {resume_path} (iteration {checkpoint['iter']})", flush=True)
-    agent_cfg.max_iterations = plan.iterations(
-        None if checkpoint is None else checkpoint["iter"], agent_cfg.max_iterations
-    )
+    start = -1 if checkpoint is None else int(checkpoint["iter"])
+    agent_cfg.max_iterations = plan.iterations(None if checkpoint is None else start, agent_cfg.max_iterations)
     distributed.barrier()  # every rank has its checkpoint before rank 0 creates the new run folder
-    run_dir = None
+    run_dir = lock = None
     if main:
-        run_dir = plan.run_dir or new_run_dir(opts.log_root, agent_cfg.experiment_name, opts.run_name)
-        _mark_elastic(run_dir, plan, ctx, -1 if checkpoint is None else checkpoint["iter"], agent_cfg.max_iterations)
+        run_dir = _open_run_dir(opts, plan, fingerprint, start, agent_cfg)
+        lock = run_record.RunLock(run_dir)  # the same command started again meanwhile starts a run of its own
     stop.run_dir = run_dir  # a signal before the first checkpoint removes it
     env_cfg.log_dir = str(run_dir) if run_dir is not None else None
     try:
@@ -247,6 +248,9 @@ def _train(opts: TrainOptions, ctx: DistContext | None, stop: StopRequest) -> Pa
         if not isinstance(exc, Stopped):
             remove_if_empty_run(run_dir)  # bad input found late, a full disk before the first save: no empty run
         raise
+    finally:
+        if lock is not None:
+            lock.release()
     if run_dir is None:
         return None
     records = read_records(run_dir / "metrics.jsonl")
@@ -269,20 +273,54 @@ def _learner_cfg(opts: TrainOptions, agent_cfg: Any) -> Any:
     return PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision, capture=opts.capture)
 
 
-def _mark_elastic(run_dir: Path, plan: ResumePlan, ctx: DistContext | None, start: int, iterations: int) -> None:
-    """Under torchrun, name the run folder after the torchrun run (its restarts continue here,
-    :mod:`redline.outputs.elastic`); on a restart, drop the metrics of iterations no checkpoint holds."""
-    attempt = elastic.Attempt.from_environ() if ctx is not None else None
-    if attempt is None:
-        return
+def run_fingerprint(opts: TrainOptions, prepared: PreparedEnv, world: int) -> str:
+    """The fingerprint of the experiment ``opts`` define (:func:`redline.outputs.run_record.fingerprint`): the same
+    command run again has it, on any process count (the env count is the total); output-only options (logger,
+    video, profile, timeouts) and ``--resume`` are left out."""
+    overrides = [t for t in opts.overrides if not t.startswith("env.scene.num_envs=")]  # the total counts instead
+    return run_record.fingerprint(
+        {
+            "task": prepared.task,
+            "num_envs": prepared.env_cfg.scene.num_envs * world,
+            "device": prepared.device.partition(":")[0],
+            "seed": opts.seed,
+            "seeding": opts.seeding,
+            "max_iterations": prepared.agent_cfg.max_iterations,
+            "learner": opts.learner,
+            "precision": opts.precision,
+            "capture": opts.capture,
+            "run_name": opts.run_name,
+            "overrides": overrides,
+        }
+    )
+
+
+def _open_run_dir(opts: TrainOptions, plan: ResumePlan, fingerprint: str, start: int, agent_cfg: Any) -> Path:
+    """The run folder rank 0 writes in: the interrupted run ``plan`` continues (its metrics after iteration
+    ``start`` dropped), or a new one with its record (:mod:`redline.outputs.run_record`)."""
     if plan.run_dir is not None:
-        elastic.trim_metrics(run_dir, start)
-        print(f"[redline] torchrun restarted the workers: continuing {run_dir} after iteration {start}", flush=True)
-        return
+        run_record.trim_metrics(plan.run_dir, start)
+        how = "this command's unfinished run" if plan.automatic else "the interrupted run"
+        where = f"after iteration {start}" if start >= 0 else "from the start (it saved no checkpoint)"
+        never = f" (--resume {RESUME_NEVER}: start a new run instead)" if plan.automatic else ""
+        end = start + agent_cfg.max_iterations
+        print(f"[redline] continuing {how} {plan.run_dir} {where}, to iteration {end}{never}", flush=True)
+        return plan.run_dir
+    if plan.checkpoint is not None:
+        print(
+            f"[redline] resuming from {plan.checkpoint} (iteration {start}) in a new run: "
+            f"{agent_cfg.max_iterations} more iterations",
+            flush=True,
+        )
+    run_dir = new_run_dir(opts.log_root, agent_cfg.experiment_name, opts.run_name)
+    attempt = elastic.Attempt.from_environ() if opts.distributed else None
+    run_id = None if attempt is None else attempt.run_id
+    record = run_record.RunRecord(fingerprint, start + agent_cfg.max_iterations, run_id)
     try:
-        elastic.write_marker(run_dir, attempt.run_id, start + iterations)
+        run_record.write_record(run_dir, record)
     except OSError as exc:
-        raise OutputError.writing("run folder", run_dir / elastic.MARKER, exc) from None
+        raise OutputError.writing("run folder", run_dir / run_record.RECORD, exc) from None
+    return run_dir
 
 
 def _run(

@@ -1,9 +1,20 @@
-"""Where a ``redline train`` run starts from: ``--resume``, or, for workers torchrun restarted, their own run.
+"""Where a ``redline train`` run starts from: ``--resume``, an unfinished run of the same command, or nothing.
+
+An interrupted run is continued *as the same run*: in its own folder (the ``metrics.jsonl`` records past the
+checkpoint dropped), from its newest intact checkpoint, to the iteration it was to end at
+(:mod:`redline.outputs.run_record`). Three ways lead there:
+
+- the same command again, no flag added (a container restarted by its orchestrator, a killed shell): the newest
+  unfinished run whose record has this command's fingerprint is continued (``--resume never`` starts a new run);
+- ``--resume latest`` / a run folder / that run's newest checkpoint, for a run of the same command that did not finish;
+- an elastic restart under ``torchrun --max-restarts N``: the job's own folder (by torchrun's run id), even before
+  its first checkpoint (it then starts over there).
+
+Anything else given to ``--resume`` — a finished run, an older checkpoint, a run of another command — starts a new
+run folder from that checkpoint and runs ``max_iterations`` more, as rsl_rl's ``--resume`` does.
 
 In a multi-process run rank 0 decides and every rank gets its answer (one ``broadcast_object_list``), so a checkpoint
-saved meanwhile cannot make ranks load different iterations. Elastic restarts (:mod:`redline.outputs.elastic`): a
-restarted worker group continues the first attempt's run folder from its newest intact checkpoint and stops at the
-iteration the first attempt was to reach; before any checkpoint exists it starts over in that folder.
+saved meanwhile cannot make ranks load different iterations.
 """
 
 from __future__ import annotations
@@ -14,8 +25,11 @@ from typing import Any
 
 from redline.commands.process_group import DistContext
 from redline.errors import UserError
-from redline.outputs import elastic
-from redline.outputs.checkpoints import checkpoints_in, resolve_checkpoint
+from redline.outputs import elastic, run_record
+from redline.outputs.checkpoints import resolve_checkpoint
+
+RESUME_NEVER = "never"
+"""``--resume never``: start a new run even where an unfinished run of the same command exists."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,10 +39,11 @@ class ResumePlan:
     checkpoint: Path | None = None
     """The checkpoint to load (None: start fresh)."""
     run_dir: Path | None = None
-    """An existing run folder to keep writing in (an elastic restart); None: rank 0 creates a new one."""
+    """An existing run folder to keep writing in (an interrupted run continued); None: rank 0 creates a new one."""
     last_iteration: int | None = None
-    """The iteration the run ends at (an elastic restart: the first attempt's plan); None: ``max_iterations`` after
-    the checkpoint's."""
+    """The iteration the continued run ends at (its record's); None: ``max_iterations`` after the checkpoint's."""
+    automatic: bool = False
+    """Found without ``--resume``: an unfinished run of the same command."""
 
     def iterations(self, checkpoint_iteration: int | None, max_iterations: int) -> int:
         """Iterations this attempt runs after ``checkpoint_iteration`` (None: none loaded)."""
@@ -38,18 +53,19 @@ class ResumePlan:
         return max(self.last_iteration - start, 0)
 
 
-def plan_resume(spec: str | None, experiment_dir: Path, ctx: DistContext | None) -> ResumePlan:
-    """The :class:`ResumePlan` of ``--resume spec`` (None: not given), the same on every rank.
+def plan_resume(spec: str | None, experiment_dir: Path, ctx: DistContext | None, fingerprint: str) -> ResumePlan:
+    """The :class:`ResumePlan` of ``--resume spec`` (None: not given) for a command of ``fingerprint``
+    (:func:`redline.outputs.run_record.fingerprint`), the same on every rank.
 
     Raises:
         UserError: ``spec`` names no readable checkpoint (on every rank, with the same message).
     """
+    attempt = elastic.Attempt.from_environ() if ctx is not None else None
     if ctx is None:
-        return ResumePlan(None if spec is None else resolve_checkpoint(spec, experiment_dir))
+        return _plan(spec, experiment_dir, None, fingerprint)
     import torch
     import torch.distributed as dist
 
-    attempt = elastic.Attempt.from_environ()
     if attempt is not None:
         # a restart on any node restarts every node, but only the agents that saw a worker fail count it (the
         # others restart for the changed membership): the highest count is the job's
@@ -59,7 +75,7 @@ def plan_resume(spec: str | None, experiment_dir: Path, ctx: DistContext | None)
     answer: list[Any] = [None]
     if ctx.rank == 0:
         try:
-            answer[0] = _plan(spec, experiment_dir, attempt)
+            answer[0] = _plan(spec, experiment_dir, attempt, fingerprint)
         except UserError as exc:
             answer[0] = exc  # every rank raises the same one-line error
     dist.broadcast_object_list(answer, src=0)
@@ -68,11 +84,32 @@ def plan_resume(spec: str | None, experiment_dir: Path, ctx: DistContext | None)
     return answer[0]
 
 
-def _plan(spec: str | None, experiment_dir: Path, attempt: elastic.Attempt | None) -> ResumePlan:
-    found = elastic.find_run(experiment_dir, attempt.run_id) if attempt is not None and attempt.restarted else None
-    if found is None:
-        return ResumePlan(None if spec is None else resolve_checkpoint(spec, experiment_dir))
-    run_dir, last = found
-    if checkpoints_in(run_dir):
-        return ResumePlan(resolve_checkpoint(str(run_dir), experiment_dir), run_dir, last)
-    return ResumePlan(None if spec is None else resolve_checkpoint(spec, experiment_dir), run_dir, last)
+def _plan(spec: str | None, experiment_dir: Path, attempt: elastic.Attempt | None, fingerprint: str) -> ResumePlan:
+    if attempt is not None and attempt.restarted:
+        run_dir = run_record.find_run(experiment_dir, run_id=attempt.run_id)
+        record = None if run_dir is None else run_record.read_record(run_dir)
+        if run_dir is not None and record is not None:
+            checkpoint = run_record.last_checkpoint(run_dir)
+            if checkpoint is None and spec not in (None, RESUME_NEVER):  # failed before its first checkpoint:
+                checkpoint = resolve_checkpoint(spec, experiment_dir)  # start over in the same folder
+            return ResumePlan(checkpoint, run_dir, record.last_iteration)
+    if spec == RESUME_NEVER:
+        return ResumePlan()
+    if spec is None:
+        run_dir = run_record.find_run(experiment_dir, fingerprint=fingerprint)
+        record = None if run_dir is None else run_record.read_record(run_dir)
+        if run_dir is None or record is None:
+            return ResumePlan()
+        return ResumePlan(run_record.last_checkpoint(run_dir), run_dir, record.last_iteration, automatic=True)
+    checkpoint = resolve_checkpoint(spec, experiment_dir)
+    run_dir = checkpoint.parent
+    record = run_record.read_record(run_dir)
+    same_run = (
+        record is not None
+        and record.fingerprint == fingerprint
+        and not run_record.finished(run_dir, record)
+        and run_record.last_checkpoint(run_dir) == checkpoint
+    )
+    if record is not None and same_run:
+        return ResumePlan(checkpoint, run_dir, record.last_iteration)
+    return ResumePlan(checkpoint)

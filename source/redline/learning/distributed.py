@@ -21,6 +21,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -104,6 +105,17 @@ class Communicator:
         parts = [torch.empty_like(x) for _ in range(self.world_size)]
         self._run("all_gather", lambda: dist.all_gather(parts, x.contiguous()))
         return torch.stack(parts)
+
+    def gather_objects(self, obj: Any) -> list[Any] | None:
+        """Every rank's picklable ``obj`` in rank order on rank 0 (None on the others); a checkpoint's per-rank state
+        (CPU tensors: NCCL moves the pickled bytes through this rank's current CUDA device)."""
+        if not self.distributed:
+            return [obj]
+        import torch.distributed as dist
+
+        out: list[Any] | None = [None] * self.world_size if self.rank == 0 else None
+        self._run("gather_object", lambda: dist.gather_object(obj, out, dst=0))
+        return out
 
     def broadcast_(self, tensors: Sequence[torch.Tensor], src: int = 0) -> None:
         """Overwrite ``tensors`` in place with rank ``src``'s (start of training: one call per tensor)."""

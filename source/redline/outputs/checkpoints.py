@@ -42,10 +42,28 @@ def save_atomic(obj: Any, path: str | os.PathLike[str]) -> None:
         raise NonFiniteCheckpoint(
             f"checkpoint: not writing '{path}': non-finite values in {bad}; the checkpoints saved before it are kept"
         )
+
+    def write(f: Any) -> None:
+        torch.save(obj, f)
+        _fault_pause()
+
     try:
-        write_atomic(path, lambda f: torch.save(obj, f))
+        write_atomic(path, write)
     except OSError as exc:
         raise OutputError.writing("checkpoint", path, exc, "the checkpoints saved before it are kept") from None
+
+
+FAULT_PAUSE_ENV = "REDLINE_FAULT_PAUSE_IN_CHECKPOINT_WRITE_S"
+"""Fault injection for the kill tests (tests/commands/test_kill_resume_sim.py): seconds each checkpoint write waits
+with its temporary file written but not yet renamed, so a ``kill -9`` can land mid-write; unset in real runs."""
+
+
+def _fault_pause() -> None:
+    seconds = os.environ.get(FAULT_PAUSE_ENV)
+    if seconds:
+        import time
+
+        time.sleep(float(seconds))
 
 
 def load_checkpoint(

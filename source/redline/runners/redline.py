@@ -193,16 +193,17 @@ class RedlineRunner:
         """Atomically write a checkpoint with rsl_rl's keys (Isaac Lab's stock play loads it) plus redline's.
 
         In a multi-process run every rank calls this (with ``path=None`` on ranks that write nothing): the ranks'
-        parameters are checked to be identical and the per-env seeding counters of all ranks are gathered, so the
-        checkpoint resumes on any number of ranks with the same global env count. In one process, with an env that
-        saves its state (:mod:`~redline.runners.run_state`), the checkpoint also holds the run state: a resume then
+        parameters are checked to be identical and the per-env seeding counters and run states of all ranks are
+        gathered, so the checkpoint resumes on any number of ranks with the same global env count. With an env that
+        saves its state (:mod:`~redline.runners.run_state`) the checkpoint holds the run state: a resume then
         continues the envs and the episode statistics exactly where they were.
         """
         self.alg.check_replicas()
         seeding = gather_seeding_state(self.env, self.comm)
+        unsaved = why_not_saved(self.env)
+        run_state = None if unsaved is not None else gather_run_state(self.env, self.tracker, self.comm)
         if path is None:
             return
-        unsaved = why_not_saved(self.env, self.comm)
         if unsaved is not None and not self._unsaved_warned:
             print(f"[redline] warning: checkpoints hold no env state ({unsaved}): a resume starts from fresh resets")
             self._unsaved_warned = True
@@ -213,8 +214,8 @@ class RedlineRunner:
         state["world_size"] = self.comm.world_size
         if seeding is not None:
             state[SEEDING_KEY] = seeding
-        if unsaved is None:
-            state[RUN_STATE_KEY] = gather_run_state(self.env, self.tracker)
+        if run_state is not None:
+            state[RUN_STATE_KEY] = run_state
         os.makedirs(path.parent, exist_ok=True)
         save_atomic(state, path)
 

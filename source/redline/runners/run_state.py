@@ -1,15 +1,24 @@
 """The run's state beyond the learner in every checkpoint, so a resumed run continues as if never interrupted.
 
-A checkpoint's :data:`RUN_STATE_KEY` holds, for every env of the run (rows in global env id order, ``global_ids``):
+A checkpoint's :data:`RUN_STATE_KEY` holds ``{"parts": [...]}``, one part per rank in rank order (one part in a
+one-process run), each:
 
+- ``global_ids``: the part's envs' global ids (rows of everything per env below are in this order);
 - ``env``: the env's own state, from its ``env_state()`` (redline's tasks that list their buffers: Redline-Cartpole
   and the manager-based velocity tasks; :mod:`redline.physics.env_state` — the simulator's state, episode lengths,
   done flags, the last actions and observation, a manager-based env's managers and sensors);
 - ``episodes``: the runner's episode statistics (:meth:`~redline.runners.episodes.EpisodeTracker.state_dict`).
 
-Saved in one-process runs, for envs whose ``env_state()`` answers; otherwise a checkpoint holds the learner and the
-seeding counters alone and a resumed run starts from fresh resets, as from a checkpoint written before run states
-existed (both say so in one warning line).
+Restored on the same layout, each rank loads its own part: bit for bit. On another process count with the same
+global envs, each rank builds its part from the saved ones by global env id (:func:`regroup`): every per-env row —
+a tensor of the live state whose first dimension is the rank's env count — is taken from the rank that held that
+env; everything else (step counters, the physics clock, the last resets' log means, the episode-statistics window)
+from the saved rank 0. The envs and their seeding streams then continue exactly; the learner's sums run over
+another grouping (fp32 rounding).
+
+Saved for envs whose ``env_state()`` answers; otherwise a checkpoint holds the learner and the seeding counters
+alone and a resumed run starts from fresh resets, as from a checkpoint written before run states existed (both
+say so in one warning line).
 """
 
 from __future__ import annotations
@@ -23,56 +32,93 @@ RUN_STATE_KEY = "run_state"
 """Extra checkpoint key: :func:`gather_run_state`'s dict."""
 
 
-def why_not_saved(env: Any, comm: Any = None) -> str | None:
+def why_not_saved(env: Any) -> str | None:
     """Why ``env``'s run state cannot be saved (None: it can)."""
-    if comm is not None and comm.distributed:
-        return "multi-process runs do not save it yet"
     base = getattr(env, "unwrapped", env)
     if not callable(getattr(base, "env_state", None)) or getattr(base, "run_state_buffers", None) is None:
         return f"{type(base).__name__} does not save its state yet"
     return None
 
 
-def _global_ids(env: Any) -> torch.Tensor:
+def _global_ids(env: Any, comm: Any) -> torch.Tensor:
+    """This rank's envs' global ids: the seeding streams' where the env has them, else ``rank * num_envs + i``."""
     base = getattr(env, "unwrapped", env)
     streams = getattr(base, "streams", None)
     if streams is not None:
         return streams.global_ids.detach().cpu().clone()
-    return torch.arange(int(base.num_envs))
+    count = int(base.num_envs)
+    return torch.arange(count) + (0 if comm is None else comm.rank * count)
 
 
-def gather_run_state(env: Any, tracker: Any) -> dict[str, Any]:
-    """``env``'s and ``tracker``'s state between two iterations (check :func:`why_not_saved` first)."""
-    return {
-        "global_ids": _global_ids(env),
-        "env": env.unwrapped.env_state(),
-        "episodes": tracker.state_dict(),
+def _to_cpu(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: _to_cpu(v) for k, v in value.items()}
+    return value
+
+
+def gather_run_state(env: Any, tracker: Any, comm: Any = None) -> dict[str, Any] | None:
+    """``env``'s and ``tracker``'s state between two iterations (check :func:`why_not_saved` first), on CPU; in a
+    multi-process run every rank calls this and rank 0 gets all ranks' parts (None on the others)."""
+    part = {
+        "global_ids": _global_ids(env, comm),
+        "env": _to_cpu(env.unwrapped.env_state()),
+        "episodes": _to_cpu(tracker.state_dict()),
     }
+    parts = [part] if comm is None else comm.gather_objects(part)
+    return None if parts is None else {"parts": parts}
 
 
 def restore_run_state(checkpoint: dict[str, Any], env: Any, tracker: Any, comm: Any = None) -> bool:
-    """Restore :func:`gather_run_state`'s state from ``checkpoint``; False (after a one-line warning) when there is
-    none to restore: the envs then start from the fresh resets they have.
+    """Restore :func:`gather_run_state`'s state from ``checkpoint`` (this rank's part, or one regrouped from the
+    saved parts); False (after a one-line warning) when there is none for this rank's envs: they then start from
+    the fresh resets they have.
 
     Raises:
         ValueError: the saved state does not fit this env (another scene).
     """
     state = checkpoint.get(RUN_STATE_KEY)
-    reason = why_not_saved(env, comm)
+    reason = why_not_saved(env)
     if state is None or reason is not None:
-        detail = "it holds none (saved before run states, or by a task or layout that saves none)"
+        detail = "it holds none (saved before run states, or by a task that saves none)"
         _warn(f"the checkpoint's env state is not restored: {reason or detail}; the envs start from fresh resets")
         return False
-    saved, mine = state["global_ids"], _global_ids(env)
-    if not torch.equal(saved, mine):
-        _warn(
-            f"the checkpoint's env state is not restored: it holds {saved.numel()} envs, this run has "
-            f"{mine.numel()} (global ids {int(mine[0])}..{int(mine[-1])}); the envs start from fresh resets"
-        )
-        return False
-    env.unwrapped.load_env_state(state["env"])
-    tracker.load_state_dict(state["episodes"])
+    parts = state.get("parts", [state])  # one part, as the first run states were written
+    mine = _global_ids(env, comm)
+    part = next((p for p in parts if torch.equal(p["global_ids"], mine)), None)
+    if part is None:
+        saved = torch.cat([p["global_ids"] for p in parts])
+        if not torch.isin(mine, saved).all():
+            _warn(
+                f"the checkpoint's env state is not restored: it holds {saved.numel()} envs, this run's reach "
+                f"global id {int(mine.max())}; the envs start from fresh resets"
+            )
+            return False
+        live = {"env": env.unwrapped.env_state(), "episodes": tracker.state_dict()}
+        part = regroup(parts, mine, live)
+    env.unwrapped.load_env_state(part["env"])
+    tracker.load_state_dict(part["episodes"])
     return True
+
+
+def regroup(parts: list[dict[str, Any]], global_ids: torch.Tensor, live: dict[str, Any]) -> dict[str, Any]:
+    """The part for envs ``global_ids`` from saved ``parts`` of another layout, shaped like ``live`` (this rank's
+    current state): a tensor whose first dimension is this rank's env count takes each env's row from the part that
+    held it; any other value is the first part's."""
+    saved = torch.cat([p["global_ids"] for p in parts])
+    where = {int(g): i for i, g in enumerate(saved.tolist())}
+    rows = torch.tensor([where[int(g)] for g in global_ids.tolist()], dtype=torch.long)
+    counts = [p["global_ids"].numel() for p in parts]
+    return {key: _pick(live[key], [p[key] for p in parts], counts, rows) for key in live}
+
+
+def _pick(live: Any, saved: list[Any], counts: list[int], rows: torch.Tensor) -> Any:
+    if isinstance(live, dict):
+        return {k: _pick(v, [s[k] for s in saved], counts, rows) if k in saved[0] else v for k, v in live.items()}
+    rows_of = [s.shape[0] if isinstance(s, torch.Tensor) and s.dim() > 0 else -1 for s in saved]
+    per_env = isinstance(live, torch.Tensor) and live.dim() > 0 and live.shape[0] == rows.numel() and rows_of == counts
+    return torch.cat(saved)[rows] if per_env else saved[0]
 
 
 def _warn(message: str) -> None:
