@@ -18,8 +18,11 @@ def only_run(log_root: Path, experiment: str) -> Path:
     return runs[0]
 
 
-TIMING_KEYS = {"sps", "learner_gflops", "mfu", "gpu_util", "gpu_mem_gb", "bottleneck", "next_action", "straggler"}
-"""Record keys measured from the clock (with every ``*_s`` key), or derived from such a measurement."""
+TIMING_KEYS = {
+    *("sps", "learner_gflops", "mfu", "gpu_util", "gpu_mem_gb", "bottleneck", "next_action", "straggler", "ranks")
+}
+"""Record keys measured from the clock (with every ``*_s`` key), or derived from such a measurement (``ranks``:
+each rank's phase times)."""
 
 
 def untimed(run: Path) -> list[dict]:

@@ -129,6 +129,8 @@ def _kill_all(marker: str) -> int:
     return len(pids)
 
 
+@pytest.mark.slow
+@pytest.mark.extended  # ~3 min on 2 cores (7 simulator processes); run by hand: docs/reliability.md
 def test_two_ranks_killed_at_once_continue_exactly_and_on_one_process(tmp_path: Path) -> None:
     """The default layout of a bigger CPU run, one process per core: 2 gloo ranks x 8 envs. Every process of the run
     SIGKILLed at once mid-iteration (a pre-empted machine); then the same command again ends bitwise as the
