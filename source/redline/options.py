@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from redline.errors import UserError
+from redline.validation import MAX_SEED
 
 
 def _positive[N: (int, float)](cast: Callable[[str], N], kind: str) -> Callable[[str], N]:
@@ -51,8 +52,6 @@ def timeout_seconds(text: str) -> float:
 
 def seed(text: str) -> int:
     """An integer seed in [0, 2^32 - 1] (numpy's range, which Isaac Lab's ``configure_seed`` uses)."""
-    from redline.envs.checks import MAX_SEED
-
     try:
         value = int(text)
     except ValueError:

@@ -28,8 +28,8 @@ from typing import Any
 from redline.bench.timing import device_sync, timed
 from redline.envs.prepare import EnvRequest, prepare_env
 from redline.errors import UserError
-from redline.learning.precision import PRECISIONS
 from redline.options import positive_int
+from redline.validation import PRECISIONS
 
 
 @dataclasses.dataclass(frozen=True)

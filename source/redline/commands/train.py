@@ -16,7 +16,6 @@ from redline.envs.prepare import EnvRequest, PreparedEnv, physics_overrides, pre
 from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import usable_cores
 from redline.learning.limits import check_rollout
-from redline.learning.precision import PRECISIONS
 from redline.media.video import VIDEO_INTERVAL, VIDEO_LENGTH
 from redline.outputs import elastic
 from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
@@ -28,6 +27,7 @@ from redline.runners.peer_stop import PeerStops
 from redline.runners.stop import STARTUP, Stopped, StopRequest
 from redline.runners.writers import check_logger, set_logger
 from redline.telemetry.verdict import PHASES
+from redline.validation import check_precision
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,8 +104,8 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
         raise UserError(f"--learner: unknown learner '{opts.learner}' (valid: {', '.join(LEARNERS)})")
     if opts.profile and opts.learner != "redline":
         raise UserError(f"--profile: only with --learner redline (got --learner {opts.learner})")
-    if opts.precision is not None and opts.precision not in PRECISIONS:
-        raise UserError(f"--precision: unknown precision '{opts.precision}' (valid: {', '.join(PRECISIONS)})")
+    if opts.precision is not None:
+        check_precision(opts.precision, "--precision")
     device = ctx.device if ctx is not None else opts.device
     request = EnvRequest(
         opts.task, opts.num_envs, device, opts.seed, opts.seeding, opts.overrides, rank=0 if ctx is None else ctx.rank
