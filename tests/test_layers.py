@@ -21,6 +21,7 @@ SOURCE = Path(redline.__file__).parent
 LAYERS = {
     # package or module: (third-party packages it may import, redline packages and modules it may import)
     "validation": (set(), {"errors"}),  # the rules every layer checks values against, at the bottom
+    "options": (set(), {"errors", "validation", "outputs", "seeding"}),  # light: the CLI's parser is built from it
     "seeding": ({"torch", "numpy"}, {"errors", "seeding"}),  # numpy: the host Philox path
     "learning": ({"torch", "tensordict", "rsl_rl"}, {"errors", "validation", "seeding", "learning"}),
     "outputs": ({"torch", "rich"}, {"errors", "atomic", "outputs"}),

@@ -166,3 +166,17 @@ def test_a_killed_torchrun_agent_has_its_workers_stopped_in_one_line(tmp_path: P
     ), proc.stderr[-3000:]
     assert [(tmp_path / str(i)).read_text() for i in range(2)] == ["saved", "saved"]
     assert "Traceback" not in proc.stderr
+
+
+def test_too_many_envs_are_refused_before_torch_is_imported() -> None:
+    """The launch plan's first check, the env count against this host's memory, costs milliseconds: it runs before
+    torch or Isaac Lab is imported (a planted top-level import of the train command in launch.py fails this)."""
+    code = (
+        "import sys\n"
+        "from redline.cli import main\n"
+        "status = main(['train', '--task', 'Redline-Cartpole', '--num_envs', '3000000000'])\n"
+        "print(status, sorted(m for m in ('torch', 'isaaclab') if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split("\n")[0] == "2 []", proc.stderr[-2000:]
+    assert "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated" in proc.stderr
