@@ -17,6 +17,7 @@ from redline.learning.capture import CAPTURE_MODES
 from redline.validation import (
     COUNT,
     FRACTION,
+    NON_NEGATIVE,
     POSITIVE,
     Range,
     check_choice,
@@ -67,8 +68,10 @@ PPO_RANGES: dict[str, Range] = {
     "gamma": FRACTION,
     "lam": FRACTION,
     **dict.fromkeys(("clip_param", "learning_rate", "desired_kl", "max_grad_norm", "min_learning_rate"), POSITIVE),
+    **dict.fromkeys(("entropy_coef", "value_loss_coef"), NON_NEGATIVE),
 }
-"""The numeric :class:`PPOConfig` fields and their ranges (:mod:`redline.validation`)."""
+"""The numeric :class:`PPOConfig` fields and their ranges (:mod:`redline.validation`); the agent config's
+``agent.algorithm.*`` settings are checked against the same rules (:data:`redline.learning.limits.AGENT_RANGES`)."""
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,14 @@ minibatches once the first rollout is in). Each setting here is checked for kind
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from redline.errors import UserError
+from redline.learning.config import ACTIVATIONS, PPO_RANGES
 from redline.validation import (
     COUNT,
-    FRACTION,
     MISSING,
-    NON_NEGATIVE,
     POSITIVE,
     SEED,
     Range,
@@ -25,23 +25,20 @@ from redline.validation import (
     get_path,
 )
 
+RSL_RL_NONE = ("desired_kl", "max_grad_norm", "micro_batches")
+"""Algorithm settings rsl_rl also takes as None: no KL target (the fixed schedule), no clipping, one micro-batch."""
+
 AGENT_RANGES: dict[str, Range] = {
     "agent.max_iterations": COUNT,
     "agent.save_interval": COUNT,
-    "agent.num_steps_per_env": COUNT,
+    "agent.num_steps_per_env": PPO_RANGES["num_steps_per_env"],
     "agent.seed": SEED,
-    "agent.clip_actions": Range(low=0.0, open_low=True, optional=True),
-    "agent.algorithm.learning_rate": POSITIVE,
-    "agent.algorithm.num_learning_epochs": COUNT,
-    "agent.algorithm.num_mini_batches": COUNT,
-    "agent.algorithm.gamma": FRACTION,
-    "agent.algorithm.lam": FRACTION,
-    "agent.algorithm.clip_param": POSITIVE,
-    "agent.algorithm.desired_kl": Range(low=0.0, open_low=True, optional=True),
-    "agent.algorithm.max_grad_norm": Range(low=0.0, open_low=True, optional=True),
-    "agent.algorithm.entropy_coef": NON_NEGATIVE,
-    "agent.algorithm.value_loss_coef": NON_NEGATIVE,
-    "agent.algorithm.micro_batches": Range(integer=True, low=1, optional=True),
+    "agent.clip_actions": dataclasses.replace(POSITIVE, optional=True),
+    **{
+        f"agent.algorithm.{name}": dataclasses.replace(valid, optional=name in RSL_RL_NONE)
+        for name, valid in PPO_RANGES.items()
+        if name != "num_steps_per_env"
+    },
 }
 """The checked agent settings, by their override names (``agent.`` is the runner config)."""
 
@@ -54,8 +51,6 @@ LIST_RANGES: dict[str, Range] = {
 
 def check_agent(agent: Any) -> None:
     """Check an rsl_rl runner config (Isaac Lab's agent config object, or its ``to_dict()``)."""
-    from redline.learning.config import ACTIVATIONS
-
     check_ranges({"agent": agent}, AGENT_RANGES)
     for role in ("actor", "critic"):
         activation = get_path(agent, f"{role}.activation")
