@@ -21,7 +21,7 @@ RUNS = [
         device="cpu",
         seed=0,
         seeding="per_env",
-        log_root=Path("/tmp/x y"),
+        log_root=Path("-logs/x y=z"),
         overrides=("env.sim.dt=0.01", "physics=mujoco_cpu"),
     ),
 ]
@@ -39,7 +39,7 @@ def _read(command: str, argv: list[str]) -> object:
     [
         {},
         {"max_iterations": 3, "learner": "rsl_rl", "precision": "fp32", "capture": "off", "resume": "latest"},
-        {"run_name": "a b", "profile": True, "logger": "wandb", "log_project_name": "p", "video": True},
+        {"run_name": "-a b", "profile": True, "logger": "wandb", "log_project_name": "p", "video": True},
         {"video_length": 7, "video_interval": 9, "distributed": True, "dist_timeout": 5.5, "no_memory_check": True},
         {"nproc": 2},
     ],

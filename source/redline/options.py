@@ -303,7 +303,7 @@ def from_arguments[T](cls: type[T], args: argparse.Namespace, extra: list[str]) 
 
 def to_argv(opts: Any) -> list[str]:
     """``opts`` (an options dataclass) as the command line that :func:`from_arguments` reads back into equal options:
-    ``--<field> <value>`` for each option away from its default, a switch for a true ``bool``, then the
+    ``--<field>=<value>`` for each option away from its default, a switch for a true ``bool``, then the
     overrides."""
     argv: list[str] = []
     values = _values(opts)
@@ -311,7 +311,7 @@ def to_argv(opts: Any) -> list[str]:
         value = values[f.name]
         if not f.metadata.get("cli", True) or value == f.default:
             continue
-        argv += [f"--{f.name}"] if kind is bool else [f"--{f.name}", str(value)]
+        argv.append(f"--{f.name}" if kind is bool else f"--{f.name}={value}")  # '=': a value may start with '-'
     return [*argv, *values.get("overrides", ())]
 
 

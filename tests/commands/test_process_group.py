@@ -38,8 +38,8 @@ def test_nproc_becomes_a_standalone_torchrun_of_the_same_command(monkeypatch: py
     command = torchrun_command(plan)
     assert command[:5] == [sys.executable, "-m", "redline.commands.torchrun", "--standalone", "--nproc_per_node=4"]
     assert command[5:] == [
-        *("-m", "redline.cli", "train", "--task", "Redline-Cartpole", "--num_envs", "64", "--seed", "3"),
-        *("--distributed", "env.x=1"),
+        *("-m", "redline.cli", "train", "--task=Redline-Cartpole", "--num_envs=64", "--seed=3", "--distributed"),
+        "env.x=1",
     ]
     assert _parsed(command[7:]) == plan.options  # what each worker reads back
 
@@ -63,7 +63,7 @@ def test_the_workers_get_the_per_process_env_count_in_place_of_the_total(monkeyp
     opts = _parsed(["train", "--task", "T", "--num_envs", "1024", "env.scene.num_envs=8", "agent.x=1"])
     plan = plan_launch(opts)
     assert (plan.nproc, plan.torchrun, plan.automatic) == (2, True, True)
-    assert plan.worker_argv == ["train", "--task", "T", "--num_envs", "512", "--distributed", "agent.x=1"]
+    assert plan.worker_argv == ["train", "--task=T", "--num_envs=512", "--distributed", "agent.x=1"]
     assert opts.run.num_envs == 1024 and "env.scene.num_envs=8" in opts.run.overrides  # the command's, untouched
 
 
