@@ -25,10 +25,11 @@ def main() -> None:
     task, physics, num_envs = sys.argv[1], sys.argv[2], int(sys.argv[3])
     import torch
 
-    from redline.envs.prepare import EnvRequest, prepare_env
+    from redline.envs.prepare import prepare_env
     from redline.envs.simulator import isaaclab_env
+    from redline.options import RunOptions
 
-    prepared = prepare_env(EnvRequest(task, num_envs, "cpu", overrides=(f"physics={physics}",)))
+    prepared = prepare_env(RunOptions(task=task, num_envs=num_envs, device="cpu", overrides=(f"physics={physics}",)))
     import isaaclab.app  # noqa: F401  (imported before the baseline, as train imports it)
 
     base = _status_kib("VmRSS")

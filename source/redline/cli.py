@@ -22,9 +22,10 @@ from typing import Any
 
 from redline import __version__, options
 from redline.caches import build_assets, check_caches
+from redline.commands.launch import launch_train
 from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import tune_allocator
-from redline.options import Parser
+from redline.options import Parser, PlayOptions, RunOptions, TrainOptions
 from redline.runners.stop import STARTUP, StopRequest
 
 BENCHES = {
@@ -58,20 +59,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the registered Redline-* tasks")
 
     train = sub.add_parser("train", help="train a task", epilog="Trailing key=value tokens are Hydra overrides.")
-    options.add_train_arguments(train)
+    options.add_arguments(train, TrainOptions)
 
     play = sub.add_parser(
         "play", help="play a checkpoint headless and export it", epilog="Trailing key=value tokens are Hydra overrides."
     )
-    options.add_run_arguments(play)
-    play.add_argument("--checkpoint", default="latest", help="latest | RUN_DIR | PATH to model_<it>.pt")
-    play.add_argument("--steps", type=options.positive_int, default=500, help="env steps to run (default: 500)")
-    play.add_argument(
-        "--video",
-        action="store_true",
-        help="record an mp4 of the first envs headless to <run>/videos/ (Newton ray tracer)",
-    )
-    play.add_argument("--viz", default=None, help="open a viewer: newton (needs a display) | kit (needs Isaac Sim)")
+    options.add_arguments(play, PlayOptions)
 
     bench = sub.add_parser("bench", help="benchmarks whose output docs/performance.md records (not timed tests)")
     benches = bench.add_subparsers(dest="bench", required=True, parser_class=Parser)
@@ -81,7 +74,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         if name != chosen:
             continue  # only the chosen bench's module is imported (they import torch)
         importlib.import_module(module).add_arguments(b)
-        b.add_argument("--device", default=None, help="cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)")
+        b.add_argument("--device", default=None, help=options.help_of(RunOptions, "device"))
         b.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
     report = sub.add_parser("report", help="plot a run's metrics.jsonl and summarise it; compare two runs")
@@ -97,7 +90,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
-def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = (), stop: StopRequest | None = None) -> int:
+def _run(args: argparse.Namespace, extra: list[str], stop: StopRequest | None = None) -> int:
     if extra and args.command not in ("train", "play"):  # only train and play take key=value overrides
         raise UserError(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "list":
@@ -128,57 +121,13 @@ def _run(args: argparse.Namespace, extra: list[str], argv: Sequence[str] = (), s
     if args.command in ("train", "play"):
         check_caches()  # Warp's kernel cache and the asset root, before Isaac Lab is imported (redline.caches)
     if args.command == "train":
-        _check_env_count(args, extra)  # milliseconds: before Isaac Lab is imported
-        from redline.commands.process_group import launch, with_num_envs
-        from redline.commands.train import TrainOptions, auto_arrangement, check_launch, train
-
-        opts = options.from_arguments(TrainOptions, args, extra)
-        if args.nproc is not None and args.distributed:
-            raise UserError("--nproc: starts torchrun itself; drop --distributed (that is for torchrun's workers)")
-        nproc = None if args.distributed else args.nproc if args.nproc is not None else _nproc_from_environment()
-        if nproc is None and not args.distributed and (plan := auto_arrangement(opts)) is not None:
-            nproc, per_rank = plan  # the CPU's cores filled; the env count was the total
-            argv = with_num_envs(argv, per_rank)
-            opts = dataclasses.replace(opts, num_envs=per_rank)
-            print(f"[redline] {nproc} processes x {per_rank} envs, one per core (--nproc 1: one)", file=sys.stderr)
-        if nproc is None or nproc == 1:
-            train(dataclasses.replace(opts, nproc=None), stop)
-            return 0
-        opts = dataclasses.replace(opts, nproc=nproc)
-        check_launch(opts)  # bad input fails here once, not in every rank
-        return launch(nproc, argv, args.device)
+        return launch_train(options.from_arguments(TrainOptions, args, extra), stop)
     if args.command == "play":
-        from redline.commands.play import PlayOptions, play
+        from redline.commands.play import play  # heavy (torch, Isaac Lab): after parsing
 
         play(options.from_arguments(PlayOptions, args, extra))
         return 0
     raise AssertionError(args.command)
-
-
-NPROC_ENV = "REDLINE_NPROC"
-"""Environment variable giving ``--nproc``'s default (e.g. 1 where a container's cores are shared)."""
-
-
-def _nproc_from_environment() -> int | None:
-    """:data:`NPROC_ENV` as a process count (None: unset); a bad value is a one-line :class:`UserError`."""
-    text = os.environ.get(NPROC_ENV, "")
-    if not text:
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise UserError(f"{NPROC_ENV}: must be a positive integer, got '{text}'")
-    return int(text)
-
-
-def _check_env_count(args: argparse.Namespace, extra: list[str]) -> None:
-    """The env count alone against the host's memory (:func:`redline.envs.memory.check_env_count`)."""
-    if args.no_memory_check:
-        return
-    from redline.envs.memory import check_env_count, ranks_on_host
-
-    counts = [args.num_envs] if args.num_envs is not None else []
-    counts += [int(v) for k, _, v in (t.partition("=") for t in extra) if k == "env.scene.num_envs" and v.isdigit()]
-    if counts:
-        check_env_count(args.task, counts[0], args.nproc or (ranks_on_host() if args.distributed else 1))
 
 
 def _bench(args: argparse.Namespace) -> tuple[Any, Callable[[Any], None]]:
@@ -238,7 +187,7 @@ def _main(argv: list[str], command: str | None, prog: str, stop: StopRequest | N
         if command in ("train", "play", "bench"):
             tune_allocator()  # before the first large tensor: freed CPU tensors are reused, not unmapped (redline.host)
         args, extra = build_parser(argv).parse_known_args(argv)
-        return _run(args, extra, argv, stop)
+        return _run(args, extra, stop)
     except ExpectedExit as exc:  # bad input (2), an unwritable output (74), a stop signal (128 + signal)
         error = "error: " if isinstance(exc, UserError | OutputError) else ""
         print(f"{prog}: {error}{exc}", file=sys.stderr)

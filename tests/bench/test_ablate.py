@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from redline.bench import ablate
-from redline.commands.train import TrainOptions
 from redline.learning import PPOConfig
+from redline.options import TrainOptions
 
 
 def test_fields_are_json_values_of_ppo_config() -> None:
@@ -33,7 +33,7 @@ def test_the_train_command_gets_the_options_and_the_fields_on_top_of_the_agent_c
     argv = ["train", "--task", "Redline-Cartpole", "--seed", "7", "--log_root", "out", "agent.save_interval=9"]
     assert ablate.main(["stratify_minibatches=true", "--", *argv]) == 0
     ((opts, cfg),) = built
-    assert (opts.task, opts.seed, opts.log_root, opts.overrides) == (
+    assert (opts.run.task, opts.run.seed, opts.run.log_root, opts.run.overrides) == (
         "Redline-Cartpole",
         7,
         Path("out"),

@@ -1,4 +1,5 @@
-"""Launching multi-process training: the torchrun command line, and a rendezvous that cannot be reached."""
+"""Launching multi-process training: the launch plan and the torchrun command line written from it, and a
+rendezvous that cannot be reached."""
 
 from __future__ import annotations
 
@@ -10,16 +11,37 @@ from pathlib import Path
 
 import pytest
 
-from redline.cli import main
-from redline.commands.process_group import auto_nproc, strip_nproc, torchrun_command, with_num_envs
+from redline import options
+from redline.cli import build_parser, main
+from redline.commands import launch, train
+from redline.commands.launch import auto_nproc, plan_launch, torchrun_command
+from redline.options import TrainOptions
 
 
-def test_nproc_becomes_a_standalone_torchrun_of_the_same_command() -> None:
-    argv = ["train", "--task", "Redline-Cartpole", "--nproc", "4", "--num_envs", "64", "--nproc=4", "env.x=1"]
-    assert strip_nproc(argv) == ["train", "--task", "Redline-Cartpole", "--num_envs", "64", "env.x=1"]
-    command = torchrun_command(4, strip_nproc(argv))
+def _parsed(argv: list[str]) -> TrainOptions:
+    """``redline <argv>``'s train options, as the CLI reads them."""
+    args, extra = build_parser(argv).parse_known_args(argv)
+    return options.from_arguments(TrainOptions, args, extra)
+
+
+def test_nproc_becomes_a_standalone_torchrun_of_the_same_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--nproc 4``: the workers' command is written from the options (argv is never edited): the same options,
+    ``--distributed`` in place of ``--nproc``, ``--num_envs`` per process as given."""
+    checked: list[TrainOptions] = []
+    monkeypatch.setattr(train, "check_launch", checked.append)
+    opts = _parsed(
+        ["train", "--task", "Redline-Cartpole", "--nproc", "4", "--num_envs", "64", "--seed", "3", "env.x=1"]
+    )
+    plan = plan_launch(opts)
+    assert (plan.nproc, plan.torchrun, plan.automatic, plan.options.run.num_envs) == (4, True, False, 64)
+    assert checked == [opts]  # validated once, in the launching process, with the process count
+    command = torchrun_command(plan)
     assert command[:5] == [sys.executable, "-m", "redline.commands.torchrun", "--standalone", "--nproc_per_node=4"]
-    assert command[5:8] == ["-m", "redline.cli", "train"] and command[-1] == "--distributed"
+    assert command[5:] == [
+        *("-m", "redline.cli", "train", "--task=Redline-Cartpole", "--num_envs=64", "--seed=3", "--distributed"),
+        "env.x=1",
+    ]
+    assert _parsed(command[7:]) == plan.options  # what each worker reads back
 
 
 @pytest.mark.parametrize(
@@ -31,9 +53,18 @@ def test_the_cores_are_filled_with_an_even_split_of_enough_envs(total: int, core
     assert auto_nproc(total, cores) == expected
 
 
-def test_the_workers_get_the_per_process_env_count_in_place_of_the_total() -> None:
-    argv = ["train", "--task", "T", "--num_envs", "1024", "env.scene.num_envs=8", "--num_envs=4", "agent.x=1"]
-    assert with_num_envs(argv, 512) == ["train", "--task", "T", "agent.x=1", "--num_envs", "512"]
+def test_the_workers_get_the_per_process_env_count_in_place_of_the_total(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a process count on a 2-core CPU: the total (``env.scene.num_envs`` too) becomes 2 x 512."""
+    monkeypatch.delenv("REDLINE_NPROC")
+    monkeypatch.setattr(launch, "usable_cores", lambda: 2)
+    monkeypatch.setattr(train, "check_launch", lambda opts: None)
+    scene = type("Cfg", (), {"scene": type("Scene", (), {"num_envs": 1024})})
+    monkeypatch.setattr(train, "prepare", lambda opts: type("Prepared", (), {"device": "cpu", "env_cfg": scene}))
+    opts = _parsed(["train", "--task", "T", "--num_envs", "1024", "env.scene.num_envs=8", "agent.x=1"])
+    plan = plan_launch(opts)
+    assert (plan.nproc, plan.torchrun, plan.automatic) == (2, True, True)
+    assert plan.worker_argv == ["train", "--task=T", "--num_envs=512", "--distributed", "agent.x=1"]
+    assert opts.run.num_envs == 1024 and "env.scene.num_envs=8" in opts.run.overrides  # the command's, untouched
 
 
 @pytest.mark.parametrize("value", ["0", "two", "-1"])
@@ -105,16 +136,19 @@ os.kill(os.getpid(), signal.SIGKILL)  # what `kill -9 $(pgrep -f -- --distribute
 
 LAUNCHER = """
 import sys
-from redline.commands import process_group
+from redline.commands import launch
 from redline.errors import ExpectedExit
-process_group.torchrun_command = lambda nproc, argv: [sys.executable, "-c", sys.argv[1], sys.argv[2]]
+from redline.options import RunOptions, TrainOptions
+launch.torchrun_command = lambda plan: [sys.executable, "-c", sys.argv[1], sys.argv[2]]
+worker = TrainOptions(run=RunOptions(task="T", device="cpu"), distributed=True)
 try:
-    process_group.launch(2, [], "cpu")
+    plan = launch.LaunchPlan(nproc=2, torchrun=True, automatic=False, options=worker, memory_checked=False)
+    launch.run_torchrun(plan)
 except ExpectedExit as exc:
     print(f"redline train: {exc}", file=sys.stderr)
     sys.exit(exc.exit_status)
 """
-"""``redline train --nproc 2``'s launcher (``launch``), as the CLI ends an expected exit, over :data:`AGENT`."""
+"""``redline train --nproc 2``'s launcher (``run_torchrun``), as the CLI ends an expected exit, over :data:`AGENT`."""
 
 
 def test_a_killed_torchrun_agent_has_its_workers_stopped_in_one_line(tmp_path: Path) -> None:
@@ -132,3 +166,17 @@ def test_a_killed_torchrun_agent_has_its_workers_stopped_in_one_line(tmp_path: P
     ), proc.stderr[-3000:]
     assert [(tmp_path / str(i)).read_text() for i in range(2)] == ["saved", "saved"]
     assert "Traceback" not in proc.stderr
+
+
+def test_too_many_envs_are_refused_before_torch_is_imported() -> None:
+    """The launch plan's first check, the env count against this host's memory, costs milliseconds: it runs before
+    torch or Isaac Lab is imported (a planted top-level import of the train command in launch.py fails this)."""
+    code = (
+        "import sys\n"
+        "from redline.cli import main\n"
+        "status = main(['train', '--task', 'Redline-Cartpole', '--num_envs', '3000000000'])\n"
+        "print(status, sorted(m for m in ('torch', 'isaaclab') if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split("\n")[0] == "2 []", proc.stderr[-2000:]
+    assert "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated" in proc.stderr

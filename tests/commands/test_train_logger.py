@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from redline.commands.train import TrainOptions, prepare
+from redline.commands.train import prepare
 from redline.envs.prepare import runner_cfg_dict
+from redline.options import RunOptions, TrainOptions
 
 
 @pytest.mark.parametrize("learner", ["redline", "rsl_rl"])
@@ -19,14 +20,12 @@ def test_the_flags_reach_rsl_rls_runner_config(learner: str, tmp_path: Path, mon
     )
     monkeypatch.setenv("WANDB_MODE", "offline")
     opts = TrainOptions(
-        task="Redline-Cartpole",
-        device="cpu",
+        run=RunOptions(task="Redline-Cartpole", device="cpu", log_root=tmp_path),
         learner=learner,
         logger="wandb",
         log_project_name="legs",
-        log_root=tmp_path,
     )
     cfg = runner_cfg_dict(prepare(opts).agent_cfg)  # what RedlineRunner and rsl_rl's OnPolicyRunner are given
     assert (cfg["logger"], cfg["wandb_project"], cfg["neptune_project"]) == ("wandb", "legs", "legs")
-    default = runner_cfg_dict(prepare(TrainOptions(task="Redline-Cartpole", device="cpu", log_root=tmp_path)).agent_cfg)
+    default = runner_cfg_dict(prepare(TrainOptions(run=opts.run)).agent_cfg)
     assert (default["logger"], default["wandb_project"]) == ("tensorboard", "isaaclab")  # the agent config's

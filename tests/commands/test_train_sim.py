@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from redline.cli import main
-from redline.commands.process_group import auto_nproc
+from redline.commands.launch import auto_nproc
 from redline.host import usable_cores
 from redline.outputs.checkpoints import load_checkpoint
 from tests.commands.run_support import only_run, records, same_state, untimed

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from redline.envs.prepare import CPU_PHYSICS, EnvRequest, physics_overrides, prepare_env
+from redline.envs.prepare import CPU_PHYSICS, physics_overrides, prepare_env
 from redline.errors import UserError
+from redline.options import RunOptions
 
 
 def test_train_request_sets_both_devices_seeds_and_the_cpu_default() -> None:
-    p = prepare_env(EnvRequest("Redline-Cartpole", device="cpu", seed=7))
+    p = prepare_env(RunOptions(task="Redline-Cartpole", device="cpu", seed=7))
     assert p.task == "Redline-Cartpole" and p.device == "cpu"
     assert p.env_cfg.sim.device == "cpu" and p.agent_cfg.device == "cpu"  # both of Isaac Lab's CPU traps
     assert p.env_cfg.scene.num_envs == p.env_cfg.cpu_num_envs
@@ -18,46 +19,46 @@ def test_train_request_sets_both_devices_seeds_and_the_cpu_default() -> None:
 
 
 def test_play_request_uses_the_twin_and_seeds_its_streams() -> None:
-    p = prepare_env(EnvRequest("Redline-Cartpole", device="cpu", seed=3, play=True))
+    p = prepare_env(RunOptions(task="Redline-Cartpole", device="cpu", seed=3), play=True)
     assert p.task == "Redline-Cartpole-Play"
     assert p.env_cfg.seeding.strategy == "eval" and p.env_cfg.seeding.seed == 3  # --seed reaches play's streams
     assert p.env_cfg.scene.num_envs == 16
 
 
 def test_a_rank_gets_its_global_env_ids_and_own_env_seed() -> None:
-    p = prepare_env(EnvRequest("Redline-Cartpole", num_envs=32, device="cpu", seed=5, rank=2))
+    p = prepare_env(RunOptions(task="Redline-Cartpole", num_envs=32, device="cpu", seed=5), rank=2)
     assert p.env_cfg.scene.num_envs == 32 and p.env_cfg.seeding.env_id_offset == 64
     assert p.env_cfg.seed == 7 and p.env_cfg.seeding.seed == 5  # Isaac Lab's generator per rank, streams shared
 
 
 def test_num_envs_precedence() -> None:
-    override = prepare_env(EnvRequest("Redline-Cartpole", device="cpu", overrides=("env.scene.num_envs=8",)))
+    override = prepare_env(RunOptions(task="Redline-Cartpole", device="cpu", overrides=("env.scene.num_envs=8",)))
     assert override.env_cfg.scene.num_envs == 8  # an override is not replaced by the CPU default
-    video = prepare_env(EnvRequest("Redline-Cartpole", device="cpu", play=True), default_num_envs=4)
+    video = prepare_env(RunOptions(task="Redline-Cartpole", device="cpu"), play=True, default_num_envs=4)
     assert video.env_cfg.scene.num_envs == 4
-    explicit = prepare_env(EnvRequest("Redline-Cartpole", num_envs=12, device="cpu"), default_num_envs=4)
+    explicit = prepare_env(RunOptions(task="Redline-Cartpole", num_envs=12, device="cpu"), default_num_envs=4)
     assert explicit.env_cfg.scene.num_envs == 12
 
 
 def test_every_call_returns_fresh_configs() -> None:
-    a = prepare_env(EnvRequest("Redline-Cartpole", device="cpu"))
+    a = prepare_env(RunOptions(task="Redline-Cartpole", device="cpu"))
     a.env_cfg.scene.num_envs = 1
     a.agent_cfg.max_iterations = 1
-    b = prepare_env(EnvRequest("Redline-Cartpole", device="cpu"))
+    b = prepare_env(RunOptions(task="Redline-Cartpole", device="cpu"))
     assert b.env_cfg.scene.num_envs != 1 and b.agent_cfg.max_iterations != 1
 
 
 def test_bad_requests_name_the_field() -> None:
     with pytest.raises(UserError, match="--task: unknown task"):
-        prepare_env(EnvRequest("Redline-Nope", device="cpu"))
+        prepare_env(RunOptions(task="Redline-Nope", device="cpu"))
     with pytest.raises(UserError, match="unknown strategy"):
-        prepare_env(EnvRequest("Redline-Cartpole", device="cpu", seeding="random"))
+        prepare_env(RunOptions(task="Redline-Cartpole", device="cpu", seeding="random"))
 
 
 def test_the_cpu_gets_mujoco_c_unless_a_preset_is_chosen() -> None:
-    cpu = prepare_env(EnvRequest("Redline-Cartpole", device="cpu"))
+    cpu = prepare_env(RunOptions(task="Redline-Cartpole", device="cpu"))
     assert type(cpu.env_cfg.sim.physics.solver_cfg).__name__ == "MuJoCoCPUSolverCfg"
-    warp = prepare_env(EnvRequest("Redline-Cartpole", device="cpu", overrides=("physics=newton_mjwarp",)))
+    warp = prepare_env(RunOptions(task="Redline-Cartpole", device="cpu", overrides=("physics=newton_mjwarp",)))
     assert type(warp.env_cfg.sim.physics.solver_cfg).__name__ == "MJWarpSolverCfg"  # the user's choice wins
     assert physics_overrides("Redline-Ant", "cpu", ()) == [f"physics={CPU_PHYSICS}"]
     assert physics_overrides("Redline-Ant", "cuda:0", ()) == []  # a GPU keeps MuJoCo-Warp

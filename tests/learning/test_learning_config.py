@@ -60,9 +60,9 @@ def test_frozen_and_defaults_are_not_shared() -> None:
     ("kwargs", "message"),
     [
         ({"schedule": "cosine"}, "schedule: unknown 'cosine'"),
-        ({"precision": "fp16"}, "precision: unknown 'fp16'"),
-        ({"micro_batches": 0}, "micro_batches: must be >= 1"),
-        ({"gamma": 1.5}, "gamma, lam"),
+        ({"precision": "fp16"}, "precision: unknown precision 'fp16'"),
+        ({"micro_batches": 0}, "micro_batches: must be an integer >= 1"),
+        ({"gamma": 1.5}, r"gamma: must be a finite number in \[0, 1\]"),
         ({"value_normalization": "yes"}, "value_normalization"),
         ({"max_consecutive_skips": 0}, "max_consecutive_skips"),
     ],

@@ -11,11 +11,12 @@ import torch
 
 
 def run(task: str, physics: str, num_envs: int, steps: int) -> dict[str, torch.Tensor | str]:
-    from redline.envs.prepare import EnvRequest, prepare_env
+    from redline.envs.prepare import prepare_env
     from redline.envs.simulator import isaaclab_env
+    from redline.options import RunOptions
 
     prepared = prepare_env(
-        EnvRequest(task=task, num_envs=num_envs, device="cpu", seed=7, overrides=(f"physics={physics}",))
+        RunOptions(task=task, num_envs=num_envs, device="cpu", seed=7, overrides=(f"physics={physics}",))
     )
     out: dict[str, list[torch.Tensor]] = {"pos": [], "vel": [], "reward": [], "done": []}
     with isaaclab_env(prepared.task, prepared.env_cfg, "cpu") as env:
@@ -59,10 +60,11 @@ def user_task(num_envs: int, steps: int) -> None:
     """The user task of ``tests/physics/user_tasks`` under ``mujoco_cpu`` through redline's config path, zero
     actions: prints its solver, its MuJoCo-Warp ``njmax`` as carried over, and the env steps that ended episodes."""
     import tests.physics.user_tasks as user_tasks
-    from redline.envs.prepare import EnvRequest, prepare_env
+    from redline.envs.prepare import prepare_env
     from redline.envs.simulator import isaaclab_env
+    from redline.options import RunOptions
 
-    request = EnvRequest(task=user_tasks.TASK_ID, num_envs=num_envs, device="cpu", overrides=("physics=mujoco_cpu",))
+    request = RunOptions(task=user_tasks.TASK_ID, num_envs=num_envs, device="cpu", overrides=("physics=mujoco_cpu",))
     prepared = prepare_env(request)
     truncated_at, finite = [], True
     with isaaclab_env(prepared.task, prepared.env_cfg, "cpu") as env:

@@ -19,10 +19,11 @@ from typing import Any
 
 from redline import options
 from redline.caches import check_caches
-from redline.commands.train import TrainOptions, train
+from redline.commands.train import train
 from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import tune_allocator
 from redline.learning import PPOConfig
+from redline.options import TrainOptions
 
 
 def parse_fields(items: Sequence[str]) -> dict[str, Any]:

@@ -26,17 +26,17 @@ import statistics
 from typing import Any
 
 from redline.bench.timing import device_sync, timed
-from redline.envs.prepare import EnvRequest, prepare_env
+from redline.envs.prepare import prepare_env
 from redline.errors import UserError
-from redline.learning.precision import PRECISIONS
-from redline.options import positive_int
+from redline.options import RunOptions, positive_int
+from redline.validation import PRECISIONS
 
 
 @dataclasses.dataclass(frozen=True)
 class EnvBenchOptions:
     """What ``redline bench env`` was asked to do."""
 
-    env: EnvRequest
+    env: RunOptions
     """The task and its env count, device and seed, as ``redline train`` would build it."""
     steps: int | None = None
     """Timed env steps per env and mode, rounded up to whole training iterations; None: 4 iterations' worth."""
@@ -204,6 +204,8 @@ def physics_list(text: str) -> tuple[str, ...]:
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """``redline bench env``: one result per physics preset."""
-    request = EnvRequest(args.task, args.num_envs, args.device)
-    results = bench_envs(EnvBenchOptions(request, args.steps, args.precision, args.physics))
+    run_options = RunOptions(task=args.task, num_envs=args.num_envs, device=args.device)
+    results = bench_envs(
+        EnvBenchOptions(env=run_options, steps=args.steps, precision=args.precision, physics=args.physics)
+    )
     return [dataclasses.asdict(result) for result in results]

@@ -7,7 +7,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from redline.bench.timing import device_sync, median_op_s, timed
-from redline.options import positive_int
+from redline.options import RunOptions, positive_int
 from redline.seeding import STRATEGIES, EnvStreams
 
 if TYPE_CHECKING:
@@ -43,10 +43,10 @@ def bench_seeding(num_envs: int, device: str, task: str | None) -> dict[str, flo
 def _env_step_s(task: str, num_envs: int, device: str, steps: int = 20) -> float:
     import torch
 
-    from redline.envs.prepare import EnvRequest, prepare_env
+    from redline.envs.prepare import prepare_env
     from redline.envs.simulator import isaaclab_env
 
-    prepared = prepare_env(EnvRequest(task, num_envs, device))
+    prepared = prepare_env(RunOptions(task=task, num_envs=num_envs, device=device))
     with isaaclab_env(prepared.task, prepared.env_cfg) as env:
         env.reset()
         actions = torch.zeros(num_envs, env.unwrapped.single_action_space.shape[0], device=device)

@@ -11,41 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from redline.envs.prepare import EnvRequest, prepare_env
+from redline.envs.prepare import prepare_env
 from redline.errors import OutputError, UserError
 from redline.media.video import VIDEO_FPS
+from redline.options import PlayOptions
 from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
-from redline.outputs.folders import DEFAULT_LOG_ROOT
-
-
-@dataclasses.dataclass(frozen=True)
-class PlayOptions:
-    """What ``redline play`` was asked to do."""
-
-    task: str
-    """Task id; its ``-Play`` twin is used when one is registered."""
-    checkpoint: str = "latest"
-    """``latest`` (newest run of the task's experiment), a run folder or a ``model_<it>.pt`` file."""
-    steps: int = 500
-    """Env steps to run before stopping."""
-    num_envs: int | None = None
-    """Parallel envs; None: the play config's default."""
-    device: str | None = None
-    """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
-    seed: int = 42
-    """Seed of the env."""
-    seeding: str | None = None
-    """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
-    log_root: Path = DEFAULT_LOG_ROOT
-    """Folder that holds ``<experiment>/<run>/`` (where ``latest`` looks)."""
-    video: bool = False
-    """Record an mp4 of the first envs (Newton's Warp ray tracer, headless) to ``<run>/videos/``; ``num_envs``
-    then defaults to the number of envs shown."""
-    viz: str | None = None
-    """Open a viewer: ``newton`` (Newton's OpenGL viewer; needs a display) or ``kit`` (needs Isaac Sim); None:
-    headless."""
-    overrides: tuple[str, ...] = ()
-    """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>``."""
 
 
 @dataclasses.dataclass
@@ -95,11 +65,10 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
         from redline.media.video import MAX_TILES
 
         video_envs = MAX_TILES  # every env is ray-traced; more would only cost time
-    request = EnvRequest(opts.task, opts.num_envs, opts.device, opts.seed, opts.seeding, opts.overrides, play=True)
-    prepared = prepare_env(request, default_num_envs=video_envs)
+    prepared = prepare_env(opts.run, play=True, default_num_envs=video_envs)
     env_task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
     if checkpoint is None:
-        ckpt_path = resolve_checkpoint(opts.checkpoint, opts.log_root / agent_cfg.experiment_name)
+        ckpt_path = resolve_checkpoint(opts.checkpoint, opts.run.log_root / agent_cfg.experiment_name)
         checkpoint = load_checkpoint(ckpt_path)
 
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper

@@ -12,15 +12,13 @@ from redline.commands.process_group import DistContext
 from redline.commands.train_resume import RESUME_NEVER, ResumePlan, plan_resume
 from redline.envs import memory
 from redline.envs.memory import ranks_on_host
-from redline.envs.prepare import EnvRequest, PreparedEnv, physics_overrides, prepare_env
+from redline.envs.prepare import PreparedEnv, physics_overrides, prepare_env
 from redline.errors import ExpectedExit, OutputError, UserError
-from redline.host import usable_cores
 from redline.learning.limits import check_rollout
-from redline.learning.precision import PRECISIONS
-from redline.media.video import VIDEO_INTERVAL, VIDEO_LENGTH
+from redline.options import TrainOptions
 from redline.outputs import elastic, run_record
 from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
-from redline.outputs.folders import DEFAULT_LOG_ROOT, check_writable, new_run_dir, remove_if_empty_run
+from redline.outputs.folders import check_writable, new_run_dir, remove_if_empty_run
 from redline.outputs.metrics import read_records
 from redline.outputs.summary import summary_lines
 from redline.runners.make import LEARNERS
@@ -28,70 +26,7 @@ from redline.runners.peer_stop import PeerStops
 from redline.runners.stop import STARTUP, Stopped, StopRequest
 from redline.runners.writers import check_logger, set_logger
 from redline.telemetry.verdict import PHASES
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainOptions:
-    """What ``redline train`` was asked to do."""
-
-    task: str
-    """Registered task id, e.g. ``Redline-Cartpole``."""
-    num_envs: int | None = None
-    """Parallel envs; None: the task's default for the device (``cpu_num_envs`` on the CPU)."""
-    device: str | None = None
-    """``cpu``, ``cuda`` or ``cuda:N``; None: ``cuda:0`` when present, else ``cpu``."""
-    seed: int = 42
-    """Seed of the env and the learner."""
-    max_iterations: int | None = None
-    """Learning iterations; None: the agent config's ``max_iterations``."""
-    seeding: str | None = None
-    """Seeding strategy (``shared``/``per_env``/``eval``); None: the task config's."""
-    learner: str = "redline"
-    """One of :data:`LEARNERS`."""
-    precision: str | None = None
-    """redline learner: ``auto`` (bf16 on CUDA GPUs that support it, else fp32), ``bf16`` or ``fp32``; None: the
-    agent config's ``algorithm.use_mixed_precision`` (True: bf16, False: auto)."""
-    capture: str = "auto"
-    """redline learner: ``auto`` (CUDA graphs on a CUDA device in one process), ``on`` or ``off``
-    (:mod:`redline.learning.capture`)."""
-    resume: str | None = None
-    """``latest`` / a run folder / a checkpoint to continue from, at its iteration + 1; an interrupted run of the
-    same command continues in its folder to its planned end, anything else starts a new run of ``max_iterations``
-    more; None: continue this command's unfinished run if there is one, else start fresh; ``never``: start fresh
-    (:mod:`redline.commands.train_resume`)."""
-    run_name: str | None = None
-    """Suffix of the run folder name."""
-    profile: bool = False
-    """redline learner: write a torch.profiler Chrome trace of one iteration to ``<run>/profile/trace.json``."""
-    log_root: Path = DEFAULT_LOG_ROOT
-    """Folder that holds ``<experiment>/<run>/``."""
-    distributed: bool = False
-    """Join torchrun's process group (``torchrun ... -m redline.cli train --distributed``); one rank per process."""
-    nproc: int | None = None
-    """Start this many local processes under torchrun (handled by the CLI before :func:`train`)."""
-    dist_timeout: float = 120.0
-    """Process-group timeout [s]: a rank that stops answering for this long is reported lost and training stops."""
-    logger: str | None = None
-    """``tensorboard``, ``wandb`` or ``neptune`` (rsl_rl's log writers; W&B needs the ``wandb`` extra); None: the
-    agent config's ``logger``. A missing package or missing credentials is an error, never a fallback."""
-    log_project_name: str | None = None
-    """W&B / Neptune project (the agent config's ``wandb_project`` / ``neptune_project``); None: the config's."""
-    video: bool = False
-    """Record clips of training (Newton's Warp ray tracer, headless; the first 4 envs) to ``<run>/videos/train/`` and
-    log them to the logger."""
-    video_length: int = VIDEO_LENGTH
-    """``--video``: env steps per clip (Isaac Lab's default 200)."""
-    video_interval: int = VIDEO_INTERVAL
-    """``--video``: env steps from one clip's start to the next, the first at step 0 (Isaac Lab's default 2000)."""
-    no_memory_check: bool = False
-    """Skip the memory estimate (:mod:`redline.envs.memory`) that refuses runs too big for this host or GPU."""
-    overrides: tuple[str, ...] = ()
-    """Hydra-style overrides, ``env.<path>=<value>`` / ``agent.<path>=<value>``."""
-
-    @property
-    def distributed_or_nproc(self) -> bool:
-        """A multi-process run: a torchrun worker, or the command that starts them."""
-        return self.distributed or self.nproc is not None
+from redline.validation import check_choice
 
 
 def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
@@ -103,17 +38,9 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
             global ids start at ``rank * num_envs``; where the seed goes on each rank:
             :func:`redline.seeding.plan.seed_plan`.
     """
-    if opts.learner not in LEARNERS:
-        raise UserError(f"--learner: unknown learner '{opts.learner}' (valid: {', '.join(LEARNERS)})")
-    if opts.profile and opts.learner != "redline":
-        raise UserError(f"--profile: only with --learner redline (got --learner {opts.learner})")
-    if opts.precision is not None and opts.precision not in PRECISIONS:
-        raise UserError(f"--precision: unknown precision '{opts.precision}' (valid: {', '.join(PRECISIONS)})")
-    device = ctx.device if ctx is not None else opts.device
-    request = EnvRequest(
-        opts.task, opts.num_envs, device, opts.seed, opts.seeding, opts.overrides, rank=0 if ctx is None else ctx.rank
-    )
-    prepared = prepare_env(request)
+    check_choice("--learner", opts.learner, LEARNERS, "learner")  # --precision, --profile: TrainOptions checks them
+    run = opts.run if ctx is None else dataclasses.replace(opts.run, device=ctx.device)
+    prepared = prepare_env(run, rank=0 if ctx is None else ctx.rank)
     if opts.distributed_or_nproc and opts.learner == "rsl_rl" and prepared.device == "cpu":
         raise UserError("--learner: rsl_rl's multi-process training needs CUDA (NCCL); on CPU use --learner redline")
     if opts.max_iterations is not None:
@@ -127,7 +54,7 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
         ranks = opts.nproc or (ranks_on_host() if ctx is not None else 1)
         memory.check_run(prepared.task, _physics(opts, prepared), prepared.device, rollout_shape(prepared), ranks)
     if ctx is None or ctx.rank == 0:  # created and test-written before the simulator starts
-        check_writable(opts.log_root / prepared.agent_cfg.experiment_name, "--log_root")
+        check_writable(opts.run.log_root / prepared.agent_cfg.experiment_name, "--log_root")
     return prepared
 
 
@@ -140,7 +67,7 @@ def _check_shape(opts: TrainOptions, prepared: PreparedEnv, world: int) -> None:
 
 def _physics(opts: TrainOptions, prepared: PreparedEnv) -> str | None:
     """The physics preset the run uses (None: the task's own default)."""
-    tokens = physics_overrides(prepared.task, prepared.device, opts.overrides)
+    tokens = physics_overrides(prepared.task, prepared.device, opts.run.overrides)
     chosen = [t.partition("=")[2] for t in tokens if t.partition("=")[0] == "physics"]
     return chosen[-1] if chosen else "newton_mjwarp"
 
@@ -175,23 +102,8 @@ def check_launch(opts: TrainOptions) -> None:
     _learner_cfg(opts, prepared.agent_cfg)
     if opts.resume not in (None, RESUME_NEVER):  # a checkpoint that cannot be resumed (NaN weights, ...) fails here
         load_checkpoint(
-            resolve_checkpoint(opts.resume, opts.log_root / prepared.agent_cfg.experiment_name), "cpu", "--resume"
+            resolve_checkpoint(opts.resume, opts.run.log_root / prepared.agent_cfg.experiment_name), "cpu", "--resume"
         )
-
-
-def auto_arrangement(opts: TrainOptions) -> tuple[int, int] | None:
-    """``(processes, envs per process)`` that fill this host's cores for a run given without ``--nproc``, or None
-    for one process: a GPU run, the rsl_rl learner (its multi-process path needs NCCL), or an env count that does not
-    split (:func:`redline.commands.process_group.auto_nproc`). ``opts.num_envs`` (or the task's default) is the
-    total."""
-    if opts.learner != "redline" or opts.distributed or opts.nproc is not None:
-        return None
-    prepared = prepare(opts)  # validates the options once, in this process, before any rank starts
-    if prepared.device != "cpu":
-        return None
-    total = prepared.env_cfg.scene.num_envs
-    nproc = distributed.auto_nproc(total, usable_cores())
-    return None if nproc == 1 else (nproc, total // nproc)
 
 
 def train(opts: TrainOptions, stop: StopRequest | None = None) -> Path | None:
@@ -208,7 +120,7 @@ def train(opts: TrainOptions, stop: StopRequest | None = None) -> Path | None:
         stop = StopRequest(STARTUP)
         with stop.installed():
             return train(opts, stop)
-    ctx = distributed.init(opts.device, opts.dist_timeout) if opts.distributed else None
+    ctx = distributed.init(opts.run.device, opts.dist_timeout) if opts.distributed else None
     if ctx is not None:  # a rank stopped outside the loop stops every rank (redline.runners.peer_stop)
         stop.join_group(PeerStops.of_process_group())
     try:
@@ -230,7 +142,7 @@ def _train(opts: TrainOptions, ctx: DistContext | None, stop: StopRequest) -> Pa
     main = ctx is None or ctx.rank == 0
     learner_cfg = _learner_cfg(opts, agent_cfg)  # a config error surfaces before the simulator starts
     fingerprint = run_fingerprint(opts, prepared, 1 if ctx is None else ctx.world_size)
-    plan = plan_resume(opts.resume, opts.log_root / agent_cfg.experiment_name, ctx, fingerprint)
+    plan = plan_resume(opts.resume, opts.run.log_root / agent_cfg.experiment_name, ctx, fingerprint)
     resume_path = plan.checkpoint
     checkpoint = None if resume_path is None else load_checkpoint(resume_path, device, "--resume")
     start = -1 if checkpoint is None else int(checkpoint["iter"])
@@ -277,14 +189,14 @@ def run_fingerprint(opts: TrainOptions, prepared: PreparedEnv, world: int) -> st
     """The fingerprint of the experiment ``opts`` define (:func:`redline.outputs.run_record.fingerprint`): the same
     command run again has it, on any process count (the env count is the total); output-only options (logger,
     video, profile, timeouts) and ``--resume`` are left out."""
-    overrides = [t for t in opts.overrides if not t.startswith("env.scene.num_envs=")]  # the total counts instead
+    overrides = [t for t in opts.run.overrides if not t.startswith("env.scene.num_envs=")]  # the total counts instead
     return run_record.fingerprint(
         {
             "task": prepared.task,
             "num_envs": prepared.env_cfg.scene.num_envs * world,
             "device": prepared.device.partition(":")[0],
-            "seed": opts.seed,
-            "seeding": opts.seeding,
+            "seed": opts.run.seed,
+            "seeding": opts.run.seeding,
             "max_iterations": prepared.agent_cfg.max_iterations,
             "learner": opts.learner,
             "precision": opts.precision,
@@ -312,7 +224,7 @@ def _open_run_dir(opts: TrainOptions, plan: ResumePlan, fingerprint: str, start:
             f"{agent_cfg.max_iterations} more iterations",
             flush=True,
         )
-    run_dir = new_run_dir(opts.log_root, agent_cfg.experiment_name, opts.run_name)
+    run_dir = new_run_dir(opts.run.log_root, agent_cfg.experiment_name, opts.run_name)
     attempt = elastic.Attempt.from_environ() if opts.distributed else None
     run_id = None if attempt is None else attempt.run_id
     record = run_record.RunRecord(fingerprint, start + agent_cfg.max_iterations, run_id)
@@ -345,7 +257,7 @@ def _run(
     if run_dir is not None:
         ranks = "" if ctx is None else f" x {ctx.world_size} ranks ({ctx.backend})"
         print(
-            f"[redline] training {task}: {env_cfg.scene.num_envs} envs{ranks} on {device}, seed {opts.seed}, "
+            f"[redline] training {task}: {env_cfg.scene.num_envs} envs{ranks} on {device}, seed {opts.run.seed}, "
             f"{agent_cfg.max_iterations} iterations, learner {opts.learner} -> {run_dir}",
             flush=True,
         )
@@ -371,7 +283,7 @@ def _run(
             train_cfg=runner_cfg_dict(agent_cfg),
             run_dir=run_dir,
             device=device,
-            seed=opts.seed,
+            seed=opts.run.seed,
             save_interval=agent_cfg.save_interval,
             learner_cfg=learner_cfg,
             dist_timeout_s=None if ctx is None else ctx.timeout_s,

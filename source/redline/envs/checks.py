@@ -8,37 +8,24 @@ finite.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from typing import Any
 
 from redline.errors import UserError
-from redline.learning.limits import (
-    AGENT_RANGES,
-    COUNT,
-    MAX_SEED,
-    MISSING,
-    POSITIVE,
-    Range,
-    check_agent,
-    check_ranges,
-    get_path,
-)
-
-__all__ = ["MAX_SEED", "RANGES", "Range", "check_settings"]
+from redline.learning.limits import check_agent
+from redline.validation import COUNT, MISSING, POSITIVE, SEED, Range, check_ranges, get_path
 
 ENV_RANGES: dict[str, Range] = {
     "env.scene.num_envs": COUNT,
     "env.sim.dt": POSITIVE,  # [s]
     "env.decimation": COUNT,
     "env.episode_length_s": POSITIVE,  # [s]
-    "env.seed": Range(integer=True, low=0, high=MAX_SEED, optional=True),
+    "env.seed": dataclasses.replace(SEED, optional=True),
     "env.sim.physics.solver_cfg.nthread": Range(integer=True, low=1, optional=True),  # physics=mujoco_cpu threads
 }
 """The checked env settings, by their override names."""
-
-RANGES: dict[str, Range] = {**ENV_RANGES, **AGENT_RANGES}
-"""Every checked setting, by its override name."""
 
 
 def check_settings(env_cfg: Any, agent_cfg: Any, overrides: Iterable[str] = ()) -> None:

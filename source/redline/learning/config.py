@@ -14,7 +14,17 @@ from typing import Any, Literal
 
 from redline.errors import UserError
 from redline.learning.capture import CAPTURE_MODES
-from redline.learning.precision import PRECISIONS
+from redline.validation import (
+    COUNT,
+    FRACTION,
+    NON_NEGATIVE,
+    POSITIVE,
+    Range,
+    check_choice,
+    check_fields,
+    check_precision,
+    check_range,
+)
 
 ACTIVATIONS = ("elu", "selu", "relu", "crelu", "lrelu", "tanh", "sigmoid", "softplus", "gelu", "swish", "mish")
 """Activation names rsl_rl's ``MLP`` accepts."""
@@ -45,14 +55,23 @@ class ModelConfig:
         object.__setattr__(self, "std_range", (float(self.std_range[0]), float(self.std_range[1])))
         if not self.hidden_dims or any(d <= 0 for d in self.hidden_dims):
             raise UserError(f"hidden_dims: expected one or more positive widths, got {self.hidden_dims}")
-        if self.activation not in ACTIVATIONS:
-            raise UserError(f"activation: unknown '{self.activation}' (valid: {', '.join(ACTIVATIONS)})")
+        check_choice("activation", self.activation, ACTIVATIONS)
         if not self.obs_groups:
             raise UserError("obs_groups: expected at least one observation group")
-        if self.std_type not in ("scalar", "log"):
-            raise UserError(f"std_type: unknown '{self.std_type}' (valid: scalar, log)")
-        if not self.init_std > 0:
-            raise UserError(f"init_std: must be > 0, got {self.init_std}")
+        check_choice("std_type", self.std_type, ("scalar", "log"))
+        check_range("init_std", self.init_std, POSITIVE)
+
+
+PPO_RANGES: dict[str, Range] = {
+    **dict.fromkeys(("num_steps_per_env", "num_learning_epochs", "num_mini_batches", "micro_batches"), COUNT),
+    "max_consecutive_skips": COUNT,
+    "gamma": FRACTION,
+    "lam": FRACTION,
+    **dict.fromkeys(("clip_param", "learning_rate", "desired_kl", "max_grad_norm", "min_learning_rate"), POSITIVE),
+    **dict.fromkeys(("entropy_coef", "value_loss_coef"), NON_NEGATIVE),
+}
+"""The numeric :class:`PPOConfig` fields and their ranges (:mod:`redline.validation`); the agent config's
+``agent.algorithm.*`` settings are checked against the same rules (:data:`redline.learning.limits.AGENT_RANGES`)."""
 
 
 @dataclass(frozen=True)
@@ -133,26 +152,13 @@ class PPOConfig:
     """The value network (one output)."""
 
     def __post_init__(self) -> None:
-        for name in ("num_steps_per_env", "num_learning_epochs", "num_mini_batches", "micro_batches"):
-            if int(getattr(self, name)) < 1:
-                raise UserError(f"{name}: must be >= 1, got {getattr(self, name)}")
-        if self.schedule not in ("adaptive", "fixed"):
-            raise UserError(f"schedule: unknown '{self.schedule}' (valid: adaptive, fixed)")
-        if self.precision not in PRECISIONS:
-            raise UserError(f"precision: unknown '{self.precision}' (valid: {', '.join(PRECISIONS)})")
-        if self.value_normalization not in ("auto", True, False):
-            raise UserError(f"value_normalization: unknown {self.value_normalization!r} (valid: auto, True, False)")
-        if not 0.0 <= self.gamma <= 1.0 or not 0.0 <= self.lam <= 1.0:
-            raise UserError(f"gamma, lam: must lie in [0, 1], got {self.gamma}, {self.lam}")
-        for name in ("clip_param", "learning_rate", "desired_kl", "max_grad_norm", "min_learning_rate"):
-            if not getattr(self, name) > 0:
-                raise UserError(f"{name}: must be > 0, got {getattr(self, name)}")
+        check_fields(self, PPO_RANGES)
+        check_choice("schedule", self.schedule, ("adaptive", "fixed"))
+        check_precision(self.precision)
+        check_choice("value_normalization", self.value_normalization, ("auto", True, False))
         if not self.min_learning_rate <= self.max_learning_rate:
             raise UserError("min_learning_rate: must not exceed max_learning_rate")
-        if self.max_consecutive_skips < 1:
-            raise UserError(f"max_consecutive_skips: must be >= 1, got {self.max_consecutive_skips}")
-        if self.capture not in CAPTURE_MODES:
-            raise UserError(f"capture: unknown '{self.capture}' (valid: {', '.join(CAPTURE_MODES)})")
+        check_choice("capture", self.capture, CAPTURE_MODES)
 
     def uses_value_normalization(self, bf16: bool) -> bool:
         """Resolve ``value_normalization``: ``"auto"`` means on under bf16, off under fp32."""

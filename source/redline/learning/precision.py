@@ -17,10 +17,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from redline.errors import UserError
-
-PRECISIONS = ("auto", "bf16", "fp32")
-"""Accepted values of ``--precision`` / ``PPOConfig.precision``."""
+from redline.validation import PRECISION_MODES, check_choice, check_precision
 
 
 def bf16_supported(device: torch.device | str) -> bool:
@@ -39,8 +36,7 @@ class Precision:
     """``"bf16"``: hidden layers under bf16 autocast, everything else fp32. ``"fp32"``: all fp32."""
 
     def __post_init__(self) -> None:
-        if self.mode not in ("bf16", "fp32"):
-            raise UserError(f"precision: unknown mode '{self.mode}' (valid: bf16, fp32)")
+        check_choice("precision", self.mode, PRECISION_MODES, "mode")
 
     @classmethod
     def resolve(cls, requested: str, device: torch.device | str) -> Precision:
@@ -49,8 +45,7 @@ class Precision:
         ``"auto"`` is bf16 on CUDA devices that support it and fp32 elsewhere (CPUs without AMX run bf16 slower
         than fp32, so bf16 on CPU is opt-in).
         """
-        if requested not in PRECISIONS:
-            raise UserError(f"precision: unknown value '{requested}' (valid: {', '.join(PRECISIONS)})")
+        check_precision(requested)
         if requested == "auto":
             return cls("bf16" if bf16_supported(device) else "fp32")
         return cls(requested)  # type: ignore[arg-type]

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 import gymnasium as gym
 import torch
 
-from redline.media.video import VIDEO_FPS, VIDEO_INTERVAL, VIDEO_LENGTH
+from redline.media.video import VIDEO_FPS
+from redline.options import VIDEO_INTERVAL, VIDEO_LENGTH
 
 
 class Recorder(Protocol):

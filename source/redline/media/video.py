@@ -18,9 +18,6 @@ import numpy as np
 VIDEO_FPS = 30
 """Target frame rate of ``--video`` [frames / s]; every k-th env step is rendered, k = round(1 / (fps * step_dt))."""
 
-VIDEO_LENGTH, VIDEO_INTERVAL = 200, 2000
-"""``redline train --video``: Isaac Lab's ``--video_length`` and ``--video_interval`` defaults [env steps]."""
-
 MAX_TILES = 4
 """Worlds shown per frame (a 2 x 2 grid at most)."""
 
