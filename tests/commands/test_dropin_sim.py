@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from redline.learning.rsl_rl import CLASS_PATH
 
@@ -98,3 +99,33 @@ def test_stock_train_and_play_with_redlines_update(case: str, tmp_path: Path) ->
     assert "Traceback" not in text
     exported = checkpoint.parent / "exported"
     assert (exported / "policy.pt").is_file() and (exported / "policy.onnx").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.extended  # ~70 s (3 stock runs); passed by hand 2026-12-05 (docs/reliability.md)
+def test_stock_train_resume_continues_the_env_state(tmp_path: Path) -> None:
+    """Issue 37 item 5: stock `isaaclab train` with redline's drop-in PPO, 2 iterations, then `--checkpoint
+    <model_1.pt> --max_iterations 2` (rsl_rl re-runs the saved iteration's index: 2 more updates) ends with bitwise
+    the actor of a 4-iteration run never interrupted: the checkpoint held the env's seeding counters and run state,
+    restored at the first action of training (after the runner's random episode lengths)."""
+    args = ["--task", "Redline-Cartpole", *COMMON, *TASK_ARGS["Redline-Cartpole"]]
+    args += [f"agent.algorithm.class_name={CLASS_PATH}"]
+    folders = {}
+    for name, extra in (("cut", ["--max_iterations", "2"]), ("straight", ["--max_iterations", "4"])):
+        (tmp_path / name).mkdir()
+        done = subprocess.run(
+            [ISAACLAB, "train", *args, *extra], cwd=tmp_path / name, capture_output=True, text=True, env=_env()
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        (folders[name],) = (tmp_path / name).glob("logs/rsl_rl/*/*")
+    cut = folders["cut"] / "model_1.pt"
+    assert "run_state" in torch.load(cut, weights_only=True)
+    resume = [ISAACLAB, "train", *args, "--max_iterations", "2", "--checkpoint", str(cut), "--resume_optimizer_state"]
+    done = subprocess.run(resume, cwd=tmp_path / "cut", capture_output=True, text=True, env=_env())
+    assert done.returncode == 0 and "env state is not restored" not in done.stderr, done.stderr[-3000:]
+    (resumed,) = (p for p in (tmp_path / "cut").glob("logs/rsl_rl/*/*") if p != folders["cut"])
+    ends = [
+        torch.load(p, weights_only=True)["actor_state_dict"]
+        for p in (resumed / "model_2.pt", folders["straight"] / "model_3.pt")
+    ]
+    assert all(torch.equal(ends[0][k], ends[1][k]) for k in ends[1])

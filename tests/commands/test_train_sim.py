@@ -145,7 +145,7 @@ def test_a_resumed_run_is_the_run_never_interrupted(tmp_path: Path, capsys: pyte
     run state) and the same metrics.jsonl records after iteration 1 but for the clock's fields. The same resume from
     that checkpoint without its run state (one written before run states existed) loads with one warning line and
     starts from fresh resets: the weights then differ (the test fails without the run state)."""
-    from redline.runners.run_state import RUN_STATE_KEY
+    from redline.seeding.run_state import RUN_STATE_KEY
 
     argv = ["train", "--task", "Redline-Cartpole", "--device", "cpu", "--num_envs", "16", "--nproc", "1"]
     first, whole, resumed = _straight_and_resumed(tmp_path, argv, "redline_cartpole")
@@ -170,6 +170,7 @@ def test_a_resumed_run_is_the_run_never_interrupted(tmp_path: Path, capsys: pyte
     assert same_state(end["actor_state_dict"], fresh["actor_state_dict"]) != []
 
 
+@pytest.mark.extended  # ~45 s; CI holds the same promise on these tasks with test_kill_resume_sim.py's kills
 @pytest.mark.parametrize("task", ["Redline-Velocity-Flat-Go1", "Redline-Velocity-Rough-Go1"])
 def test_a_resumed_go1_run_is_the_run_never_interrupted(tmp_path: Path, task: str) -> None:
     """Issue 37 items 2-3 on the manager-based Go1 tasks, one process, physics=mujoco_cpu: 4 iterations straight,
@@ -177,7 +178,7 @@ def test_a_resumed_go1_run_is_the_run_never_interrupted(tmp_path: Path, task: st
     iteration 1. The run state holds the managers' and the sensors' state (and the rough task's terrain-levels
     curriculum); without them (the same checkpoint with the simulator's and the env's buffers only) the resumed run
     differs."""
-    from redline.runners.run_state import RUN_STATE_KEY
+    from redline.seeding.run_state import RUN_STATE_KEY
 
     experiment = task.lower().replace("-", "_")
     argv = ["train", "--task", task, "--device", "cpu", "--num_envs", "16", "--nproc", "1"]  # 4 x 24 steps

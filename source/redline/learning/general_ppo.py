@@ -41,6 +41,7 @@ from redline.learning.guard import NanGuard
 from redline.learning.losses import surrogate_loss, value_loss
 from redline.learning.optim import adaptive_lr
 from redline.learning.precision import Precision
+from redline.seeding.run_state import RunnerEnvState
 
 OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop")
 """rsl_rl's optimizer names (``algorithm.optimizer``)."""
@@ -154,6 +155,9 @@ class GeneralPPO(RslPPO):
         self.guard = NanGuard(max_consecutive_skips, dev)
         self.last_skipped = 0
         """Optimizer steps the NaN guard skipped in the last update."""
+        self.env_state = RunnerEnvState(None)
+        """The env's part of the checkpoints (:class:`~redline.seeding.run_state.RunnerEnvState`), given the
+        runner's env by :func:`redline.learning.rsl_rl.construct_general`."""
 
     # rsl_rl's runner and logger read (and rsl_rl's __init__ sets) a float learning rate -------------------------------
 
@@ -309,6 +313,10 @@ class GeneralPPO(RslPPO):
 
     # checkpoints --------------------------------------------------------------------------------------------------
 
+    def act(self, obs: Any) -> torch.Tensor:
+        """rsl_rl's ``act``; the first action after a load acts on the restored env (:class:`RunnerEnvState`)."""
+        return super().act(self.env_state.before_act(obs))
+
     def save(self) -> dict:
         """rsl_rl's checkpoint dict, the optimizers' learning rates as floats (rsl_rl's own PPO loads the checkpoint
         into its per-tensor optimizer, which takes no tensor learning rate on CUDA)."""
@@ -316,6 +324,7 @@ class GeneralPPO(RslPPO):
         for key in ("optimizer_state_dict", "rnd_optimizer_state_dict"):
             for group in saved.get(key, {}).get("param_groups", []):
                 group["lr"] = float(group["lr"])
+        self.env_state.save_into(saved)
         return saved
 
     def load(self, loaded_dict: dict, load_cfg: dict | None, strict: bool) -> bool:
@@ -326,4 +335,5 @@ class GeneralPPO(RslPPO):
         if self.rnd:
             for group in self.rnd.optimizer.param_groups:
                 group["lr"] = torch.as_tensor(group["lr"], dtype=torch.float32, device=self.device).clone()
+        self.env_state.load(loaded_dict)  # restored at the first action of training (not in play or export)
         return result

@@ -41,6 +41,7 @@ from redline.learning.general_ppo import OPTIMIZERS, GeneralPPO
 from redline.learning.limits import check_agent, check_rollout
 from redline.learning.ppo import PPO as RedlinePPO
 from redline.seeding.plan import bind_action_noise
+from redline.seeding.run_state import RunnerEnvState
 
 CLASS_PATH = "redline.learning.rsl_rl:PPO"
 """The ``algorithm.class_name`` that selects this class."""
@@ -92,7 +93,7 @@ def construct_general(obs: TensorDict, env: Any, cfg: Mapping[str, Any], device:
             critic_cfg["cnns"] = actor.cnns
         critic = critic_class(obs, obs_groups, "critic", 1, **critic_cfg).to(device)
         storage = RolloutStorage("rl", env.num_envs, cfg["num_steps_per_env"], obs, [env.num_actions], device)
-        return GeneralPPO(
+        alg = GeneralPPO(
             actor,
             critic,
             storage,
@@ -101,6 +102,8 @@ def construct_general(obs: TensorDict, env: Any, cfg: Mapping[str, Any], device:
             timeout_s=DIST_TIMEOUT_S,
             **alg_cfg,
         )
+        alg.env_state = RunnerEnvState(env, enabled=not alg.is_multi_gpu)
+        return alg
     except (TypeError, ValueError, KeyError) as exc:
         raise UserError(f"algorithm.class_name={CLASS_PATH}: {exc}") from None
 
@@ -112,8 +115,10 @@ class PPO:
         learner: the redline learner.
     """
 
-    def __init__(self, learner: RedlinePPO) -> None:
+    def __init__(self, learner: RedlinePPO, env: Any = None) -> None:
         self.learner = learner
+        self.env_state = RunnerEnvState(env, enabled=not learner.comm.distributed)
+        """The env's part of the checkpoints (:class:`~redline.seeding.run_state.RunnerEnvState`)."""
         self.rnd = None  # rsl_rl's runner asks; redline has no RND
         self.intrinsic_rewards = None
 
@@ -147,13 +152,13 @@ class PPO:
             obs, env.num_actions, PPOConfig.from_rsl_rl(plain), device=device, seed=int(cfg.get("seed", 0)), comm=comm
         )
         bind_action_noise(learner, env)
-        return cls(learner)
+        return cls(learner, env)
 
     # the rollout -------------------------------------------------------------------------------------------------
 
     def act(self, obs: TensorDict) -> torch.Tensor:
         """Sample actions ``(N, A)`` and record the step (:meth:`redline.learning.ppo.PPO.act`)."""
-        return self.learner.act(obs)
+        return self.learner.act(self.env_state.before_act(obs))
 
     def process_env_step(
         self, obs: TensorDict, rewards: torch.Tensor, dones: torch.Tensor, extras: dict[str, Any]
@@ -205,8 +210,12 @@ class PPO:
     # checkpoints ----------------------------------------------------------------------------------------------------
 
     def save(self) -> dict[str, Any]:
-        """rsl_rl's keys (``actor_state_dict``, ``critic_state_dict``, ``optimizer_state_dict``) plus redline's."""
-        return self.learner.state_dict()
+        """rsl_rl's keys (``actor_state_dict``, ``critic_state_dict``, ``optimizer_state_dict``) plus redline's and,
+        in one process, the env's seeding counters and run state (:func:`~redline.seeding.run_state.save_env_into`;
+        rsl_rl's multi-GPU runner saves on rank 0 alone, so the other ranks' envs cannot be gathered)."""
+        saved = self.learner.state_dict()
+        self.env_state.save_into(saved)
+        return saved
 
     def load(self, loaded_dict: dict[str, Any], load_cfg: dict | None = None, strict: bool = True) -> bool:
         """Load a checkpoint of this class, of ``redline train`` or of rsl_rl's PPO; returns True (the runner then
@@ -214,4 +223,5 @@ class PPO:
         if load_cfg is not None and not all(load_cfg.get(k, True) for k in ("actor", "critic", "optimizer")):
             raise UserError("load_cfg: the redline learner loads actor, critic and optimizer together")
         self.learner.load_state_dict(loaded_dict, strict=strict)
+        self.env_state.load(loaded_dict)  # restored at the first action of training (not in play or export)
         return True

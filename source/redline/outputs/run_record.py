@@ -1,4 +1,7 @@
-"""A run folder's record, ``run.json``: which command made the run, where it is to end, which torchrun job it is.
+"""A run folder's record, ``redline_run.json``: which command made the run, where it ends, which torchrun job it is.
+
+(Isaac Lab's scripts write a ``run.json`` of their own into their log folders: another name, so neither is mistaken
+for the other.)
 
 rank 0 writes it when the run folder is created (atomically). It lets an interrupted run be continued *as the same
 run* (:mod:`redline.commands.train_resume`):
@@ -29,13 +32,13 @@ from redline.atomic import write_atomic
 from redline.errors import UserError
 from redline.outputs.checkpoints import checkpoints_in, intact
 
-RECORD = "run.json"
+RECORD = "redline_run.json"
 """The record's file name in a run folder."""
 
 
 @dataclasses.dataclass(frozen=True)
 class RunRecord:
-    """What ``run.json`` holds."""
+    """What ``redline_run.json`` holds."""
 
     fingerprint: str
     """:func:`fingerprint` of the command's experiment-defining options."""
@@ -52,7 +55,7 @@ def fingerprint(options: Mapping[str, Any]) -> str:
 
 
 def write_record(run_dir: Path, record: RunRecord) -> None:
-    """Write ``record`` to ``run_dir/run.json`` atomically.
+    """Write ``record`` to ``run_dir/redline_run.json`` atomically.
 
     Raises:
         OSError: it could not be written.

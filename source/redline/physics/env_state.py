@@ -19,7 +19,7 @@
 - the step counters and the physics clock.
 
 Redline's task mixin exposes it as ``env_state()`` / ``load_env_state()`` for the tasks that set
-``run_state_buffers`` (Redline-Cartpole, the velocity tasks); the runner (:mod:`redline.runners.run_state`) calls
+``run_state_buffers`` (Redline-Cartpole, the velocity tasks); the runner (:mod:`redline.seeding.run_state`) calls
 those.
 """
 

@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from redline.seeding.state import SEEDING_KEY, env_streams, restore_seeding_state
+
 RUN_STATE_KEY = "run_state"
 """Extra checkpoint key: :func:`gather_run_state`'s dict."""
 
@@ -60,12 +62,11 @@ def _to_cpu(value: Any) -> Any:
 
 def gather_run_state(env: Any, tracker: Any, comm: Any = None) -> dict[str, Any] | None:
     """``env``'s and ``tracker``'s state between two iterations (check :func:`why_not_saved` first), on CPU; in a
-    multi-process run every rank calls this and rank 0 gets all ranks' parts (None on the others)."""
-    part = {
-        "global_ids": _global_ids(env, comm),
-        "env": _to_cpu(env.unwrapped.env_state()),
-        "episodes": _to_cpu(tracker.state_dict()),
-    }
+    multi-process run every rank calls this and rank 0 gets all ranks' parts (None on the others). ``tracker``
+    None: no episode statistics (rsl_rl's own runner keeps them)."""
+    part = {"global_ids": _global_ids(env, comm), "env": _to_cpu(env.unwrapped.env_state())}
+    if tracker is not None:
+        part["episodes"] = _to_cpu(tracker.state_dict())
     parts = [part] if comm is None else comm.gather_objects(part)
     return None if parts is None else {"parts": parts}
 
@@ -95,11 +96,19 @@ def restore_run_state(checkpoint: dict[str, Any], env: Any, tracker: Any, comm: 
                 f"global id {int(mine.max())}; the envs start from fresh resets"
             )
             return False
-        live = {"env": env.unwrapped.env_state(), "episodes": tracker.state_dict()}
+        live = {"env": env.unwrapped.env_state()}
+        if tracker is not None and "episodes" in part_keys(parts):
+            live["episodes"] = tracker.state_dict()
         part = regroup(parts, mine, live)
     env.unwrapped.load_env_state(part["env"])
-    tracker.load_state_dict(part["episodes"])
+    if tracker is not None and "episodes" in part:
+        tracker.load_state_dict(part["episodes"])
     return True
+
+
+def part_keys(parts: list[dict[str, Any]]) -> set[str]:
+    """The keys every saved part has."""
+    return set.intersection(*(set(p) for p in parts))
 
 
 def regroup(parts: list[dict[str, Any]], global_ids: torch.Tensor, live: dict[str, Any]) -> dict[str, Any]:
@@ -119,6 +128,51 @@ def _pick(live: Any, saved: list[Any], counts: list[int], rows: torch.Tensor) ->
     rows_of = [s.shape[0] if isinstance(s, torch.Tensor) and s.dim() > 0 else -1 for s in saved]
     per_env = isinstance(live, torch.Tensor) and live.dim() > 0 and live.shape[0] == rows.numel() and rows_of == counts
     return torch.cat(saved)[rows] if per_env else saved[0]
+
+
+class RunnerEnvState:
+    """The env's part of a checkpoint under rsl_rl's own runner (``isaaclab train`` with redline's drop-in PPO, one
+    process): its seeding counters and run state — not the episode statistics, which that runner keeps itself.
+
+    rsl_rl's runner loads checkpoints for play and export too, so a loaded state is only held, and restored at the
+    first action of training (:meth:`before_act`, after the runner's ``init_at_random_ep_len`` draw, which the saved
+    episode lengths then replace); play and export never act through the algorithm.
+
+    Args:
+        env: the runner's env (rsl_rl's vec env wrapper), or None: nothing saved or restored.
+        enabled: False in rsl_rl's multi-GPU mode (its runner saves on rank 0 alone: other ranks cannot be gathered).
+    """
+
+    def __init__(self, env: Any, enabled: bool = True) -> None:
+        self.env: Any = env if enabled else None
+        self._pending: dict[str, Any] | None = None
+
+    def save_into(self, saved: dict[str, Any]) -> None:
+        """Add the env's seeding counters and run state to the checkpoint dict ``saved`` (nothing for an env that
+        saves no state)."""
+        if self.env is None:
+            return
+        streams = env_streams(self.env)
+        if streams is not None:
+            saved[SEEDING_KEY] = streams.state_dict()
+        if why_not_saved(self.env) is None:
+            saved[RUN_STATE_KEY] = gather_run_state(self.env, None)
+
+    def load(self, loaded: dict[str, Any]) -> None:
+        """Hold ``loaded``'s env part until the first action of training."""
+        if self.env is not None:
+            self._pending = loaded
+
+    def before_act(self, obs: Any) -> Any:
+        """``obs``, or — on the first action after :meth:`load` — the restored env's observation (the seeding
+        counters, then the run state restored; a checkpoint without run state warns once and the envs go on)."""
+        if self._pending is None:
+            return obs
+        loaded, self._pending = self._pending, None
+        restore_seeding_state(loaded, self.env)
+        if why_not_saved(self.env) is None and restore_run_state(loaded, self.env, None):
+            return self.env.get_observations().to(obs.device)
+        return obs
 
 
 def _warn(message: str) -> None:
