@@ -48,7 +48,7 @@ def measure(task: str, num_envs: int, log_root: Path) -> dict[str, Any]:
     [s] of the checkpoints."""
     from redline.cli import main
     from redline.runners import redline as runner_module
-    from redline.runners.run_state import RUN_STATE_KEY
+    from redline.seeding.run_state import RUN_STATE_KEY
 
     saves: list[float] = []
     gathers: list[float] = []
