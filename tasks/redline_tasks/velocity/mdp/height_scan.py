@@ -4,7 +4,7 @@ Isaac Lab's ``height_scan`` observation reads a :class:`~isaaclab.sensors.RayCas
 rays, aligned with the base's yaw, cast from 20 m above it; the value per ray is ``base z - hit z - 0.5`` [m]. On
 Newton that ray caster works kit-less (it casts against Newton's shape BVH, heightfields included), but every call
 re-creates and re-hashes its Warp kernel: ~60 ms per env step on this CPU whatever the env count, more than the whole
-physics step of a few hundred envs. The terrain here is one heightfield (see ``rough_env_cfg``), so this term
+physics step of a few hundred envs. The terrain here is one heightfield (see ``go1_rough_env_cfg``), so this term
 computes the same numbers directly: the ray grid's points in the world, the height of the heightfield's triangle
 under each (Newton's triangulation, the one its collision and ray casting use), ``base z - height - offset``. A few
 torch operations per step, no kernel. A test compares it with Isaac Lab's ray caster on the same states.
