@@ -11,7 +11,7 @@ weights).
 
 rsl_rl's side is ``OnPolicyRunner.learn``'s rollout body (act, step, ``check_nan``, ``.to(device)``,
 ``process_env_step``, its logger's ``process_env_step`` with a writer, so that its episode buffers fill as in a run)
-and, once per iteration, the episode means its logger reports. redline's is :class:`~redline.runners.redline.
+and, once per iteration, the episode means its logger reports. redline's is :class:`~redline.runners.redline_runner.
 RedlineRunner`'s (the learner's ``act`` with the per-env Philox noise, ``process_env_step``, the episode tracker)
 and the tracker's one ``read`` per iteration. The two alternate, an iteration each, after a warm-up iteration each;
 a second, instrumented pass splits each learner's time into its parts.
@@ -105,7 +105,7 @@ class Side:
 
 
 class RedlineSide(Side):
-    """:class:`~redline.runners.redline.RedlineRunner`'s loop body: the learner's ``act`` (per-env Philox noise,
+    """:class:`~redline.runners.redline_runner.RedlineRunner`'s loop body: the learner's ``act`` (per-env Philox noise,
     bound as for a redline task), ``process_env_step``, the episode tracker, its ``read`` once per iteration."""
 
     def __init__(self, shape: dict[str, Any], seed: int) -> None:

@@ -58,11 +58,11 @@ def make_runner(learner: str, env: Any, request: RunnerRequest) -> Runner:
 
 
 class _Redline:
-    """:class:`~redline.runners.redline.RedlineRunner` behind :class:`Runner`."""
+    """:class:`~redline.runners.redline_runner.RedlineRunner` behind :class:`Runner`."""
 
     def __init__(self, env: Any, request: RunnerRequest) -> None:
         from redline.learning.distributed import Communicator
-        from redline.runners.redline import RedlineRunner
+        from redline.runners.redline_runner import RedlineRunner
 
         timeout = request.dist_timeout_s
         comm = None if timeout is None else Communicator.from_process_group(request.device, timeout)

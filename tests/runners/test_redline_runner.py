@@ -12,7 +12,7 @@ from redline.bench.shapes import DummyVecEnv, rsl_rl_cfg
 from redline.learning import PPOConfig
 from redline.learning.config import ModelConfig
 from redline.outputs.checkpoints import load_checkpoint
-from redline.runners.redline import RedlineRunner
+from redline.runners.redline_runner import RedlineRunner
 from tests.learning.learning_support import HostReads, small_cfg
 
 # the learner benchmark's rsl_rl config (rsl_rl's legged PPO values), at a tiny size
