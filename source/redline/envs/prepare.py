@@ -98,6 +98,14 @@ def physics_overrides(task: str, device: str, overrides: tuple[str, ...]) -> lis
     return [*overrides, f"physics={CPU_PHYSICS}"]
 
 
+def physics_preset(task: str, device: str, overrides: tuple[str, ...]) -> str:
+    """The physics preset a run of ``task`` on ``device`` uses (:func:`physics_overrides`; ``newton_mjwarp``, the
+    tasks' own default, where no ``physics=`` token chooses one)."""
+    tokens = physics_overrides(task, device, overrides)
+    chosen = [t.partition("=")[2] for t in tokens if t.partition("=")[0] == "physics"]
+    return chosen[-1] if chosen else "newton_mjwarp"
+
+
 def runner_cfg_dict(agent_cfg: Any) -> dict:
     """The ``train_cfg`` dict rsl_rl's runners take, with Isaac Lab's version shims applied to a copy."""
     import importlib.metadata
