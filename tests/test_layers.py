@@ -17,6 +17,7 @@ import pytest
 import redline
 
 SOURCE = Path(redline.__file__).parent
+TASKS = SOURCE.parent.parent / "tasks" / "redline_tasks"
 
 LAYERS = {
     # package or module: (third-party packages it may import, redline packages and modules it may import)
@@ -113,10 +114,53 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def test_each_module_name_is_used_once() -> None:
-    """A module's name says which one it is: no two modules of the package bear the same name."""
-    names = [p.stem for p in SOURCE.rglob("*.py") if p.stem != "__init__"]
+@pytest.mark.parametrize("package", [SOURCE, TASKS], ids=["redline", "redline_tasks"])
+def test_each_module_name_is_used_once(package: Path) -> None:
+    """A module's name says which one it is: no two modules of the package bear the same name (a task's files are
+    named by robot and terrain, ``go1_flat_env_cfg``, not ``rsl_rl_ppo_cfg`` in every task)."""
+    names = [p.stem for p in package.rglob("*.py") if p.stem != "__init__"]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_no_import_is_renamed_to_another_modules_name() -> None:
+    """An ``import ... as NAME`` never takes the name of one of redline's modules or packages other than the one it
+    binds: ``process_group as distributed`` read as :mod:`redline.learning.distributed`."""
+    names = {p.stem for p in SOURCE.rglob("*.py")} | {p.name for p in SOURCE.iterdir() if p.is_dir()}
+    renamed = []
+    for path in sorted(SOURCE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for alias in node.names:
+                    if alias.asname in names and alias.asname != alias.name.rpartition(".")[2]:
+                        renamed.append(f"{path.relative_to(SOURCE)}: {alias.name} as {alias.asname}")
+    assert renamed == []
+
+
+FUNCTION_IMPORTS_CEILING = 202
+"""Imports inside functions in redline and its tasks, at most. Each is optional or heavy (torch, Isaac Lab, Warp: the
+CLI parses its arguments before they load) and says so in a comment; the rest stand at the module's top, where a
+reader sees what the module uses. Lower it when you move one up."""
+
+
+def _function_imports(path: Path) -> list[int]:
+    """The lines of ``path``'s imports that stand inside a function."""
+    lines = []
+
+    def visit(node: ast.AST, inside: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if inside and isinstance(child, ast.Import | ast.ImportFrom):
+                lines.append(child.lineno)
+            visit(child, inside or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
+
+    visit(ast.parse(path.read_text(), filename=str(path)), False)
+    return lines
+
+
+def test_imports_inside_functions_stay_few() -> None:
+    """An import inside a function hides the call graph from a reader (and from the layer checks' view of a module's
+    top): they stay at most :data:`FUNCTION_IMPORTS_CEILING`."""
+    counts = {str(p): n for p in [*SOURCE.rglob("*.py"), *TASKS.rglob("*.py")] if (n := len(_function_imports(p)))}
+    assert sum(counts.values()) <= FUNCTION_IMPORTS_CEILING, sorted(counts.items(), key=lambda kv: -kv[1])[:10]
 
 
 def test_no_import_circle() -> None:

@@ -2,7 +2,7 @@
 
 The loop is :func:`redline.learning.rollout.collect_rollout` then :meth:`PPO.update`; it reads nothing from the device
 until the end of each iteration, where the NaN guard's counters, the episode statistics and the record are read
-(one ``tolist`` each). Logging lives in :class:`~redline.runners.logger.IterationLogger`.
+(one ``tolist`` each). Logging lives in :class:`~redline.runners.iteration_logger.IterationLogger`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from redline.learning.distributed import Communicator
 from redline.learning.rollout import PhaseTimes, collect_rollout
 from redline.outputs.checkpoints import save_atomic
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
-from redline.runners.logger import CommStats, IterationLogger
+from redline.runners.iteration_logger import CommStats, IterationLogger
 from redline.runners.run_state import RUN_STATE_KEY, gather_run_state, restore_run_state, why_not_saved
 from redline.runners.stop import SHUTDOWN, TRAINING, Stopped, StopRequest
 from redline.runners.writers import Clip
