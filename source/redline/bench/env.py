@@ -26,9 +26,12 @@ import statistics
 from typing import Any
 
 from redline.bench.timing import device_sync, timed
-from redline.envs.prepare import prepare_env
+from redline.envs.prepare import prepare_env, runner_cfg_dict
+from redline.envs.simulator import isaaclab_env
 from redline.errors import UserError
+from redline.learning import PPOConfig
 from redline.options import RunOptions, positive_int
+from redline.runners.redline_runner import RedlineRunner
 from redline.validation import PRECISIONS
 
 
@@ -105,11 +108,6 @@ def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
 
     import torch
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
-
-    from redline.envs.prepare import runner_cfg_dict
-    from redline.envs.simulator import isaaclab_env
-    from redline.learning import PPOConfig
-    from redline.runners.redline_runner import RedlineRunner
 
     cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision)
     per_iteration = cfg.num_steps_per_env

@@ -35,6 +35,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from redline.envs import registry
+from redline.envs.simulator import isaaclab_env
 from redline.errors import UserError
 
 CUDA_TEST_FILES = (
@@ -314,8 +316,6 @@ def count_env_syncs(task: str, num_envs: int, device: str, steps: int = 5) -> di
     import torch
 
     from redline.bench.gpu import count_syncs
-    from redline.envs import registry
-    from redline.envs.simulator import isaaclab_env
 
     env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
     env_cfg.scene.num_envs = num_envs

@@ -20,7 +20,12 @@ import torch
 from redline.bench import learner_rollout
 from redline.bench.shapes import SHAPES, TASK_SHAPES, rsl_rl_cfg, synthetic_env
 from redline.bench.timing import device_sync, timed
+from redline.device import resolve_device
+from redline.errors import UserError
 from redline.host import allocator
+from redline.learning import PPO, PPOConfig
+from redline.learning.rollout import rollout as rollout_loop
+from redline.learning.rsl_rl import CLASS_PATH
 from redline.options import positive_int
 
 
@@ -84,12 +89,10 @@ def _count_ops(rollout: Callable[[], None], update: Callable[[], None]) -> tuple
 def _loop(env: Any, steps: int, act: Callable, record: Callable, finish: Callable, update: Callable) -> Loop:
     """A learner's iteration on ``env`` through the one rollout loop (:func:`redline.learning.rollout.rollout`):
     ``steps`` x (act -> env.step -> record), then ``finish``; and ``update``."""
-    from redline.learning.rollout import rollout
-
     state = {"obs": env.get_observations()}
 
     def collect() -> None:
-        state["obs"] = rollout(env, state["obs"], steps, act, record, finish)
+        state["obs"] = rollout_loop(env, state["obs"], steps, act, record, finish)
 
     return collect, update
 
@@ -128,8 +131,6 @@ def redline_loop(
     Returns:
         The loop, and its state: ``alg`` (the learner) and ``metrics`` (the last update's).
     """
-    from redline.learning import PPO, PPOConfig
-
     env = env if env is not None else synthetic_env(shape, device, seed)
     cfg = PPOConfig.from_rsl_rl(rsl_rl_cfg(shape, False), precision=precision, **overrides)
     alg = PPO.from_env(env, cfg, device, seed)
@@ -148,7 +149,6 @@ def bench_learner(shape_name: str, precision: str, device: str, iterations: int)
     """Both learners at ``shape_name`` and ``precision`` (``bf16``/``fp32``), timed in alternation; returns a
     JSON-ready dict."""
     shape = SHAPES[shape_name]
-    from redline.learning.rsl_rl import CLASS_PATH
 
     loops = {
         "rsl_rl": rsl_rl_loop(shape, precision == "bf16", device),
@@ -222,9 +222,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """``redline bench learner``."""
-    from redline.device import resolve_device
-    from redline.errors import UserError
-
     device = resolve_device(args.device)
     if args.rollout:
         if device != "cpu" or args.precision != "fp32":

@@ -29,6 +29,11 @@ from typing import Any
 import torch
 
 from redline.bench.shapes import TASK_SHAPES, DummyVecEnv, rsl_rl_cfg
+from redline.learning import PPO, PPOConfig
+from redline.learning.rollout import collect_rollout
+from redline.runners.episodes import EpisodeTracker
+from redline.runners.rsl_rl_runner import episode_extras
+from redline.seeding.plan import bind_action_noise
 
 PARTS = ("inference", "normaliser", "noise", "storage", "bookkeeping")
 """The parts of a learner's time per env step (``normaliser`` and ``noise`` are not counted in ``inference``;
@@ -110,9 +115,6 @@ class RedlineSide(Side):
 
     def __init__(self, shape: dict[str, Any], seed: int) -> None:
         super().__init__(shape, seed)
-        from redline.learning import PPO, PPOConfig
-        from redline.runners.episodes import EpisodeTracker
-        from redline.seeding.plan import bind_action_noise
 
         torch.manual_seed(seed)
         self.alg = PPO.from_env(self.env, PPOConfig.from_rsl_rl(_cfg(shape), precision="fp32"), "cpu", seed)
@@ -122,8 +124,6 @@ class RedlineSide(Side):
         self.tracker = EpisodeTracker(shape["num_envs"], "cpu")
 
     def loop(self) -> None:
-        from redline.learning.rollout import collect_rollout
-
         alg = self.alg
         self.obs = collect_rollout(alg, self.env, self.obs, self._phase, self.tracker.step)
         with self.clock("bookkeeping"):
@@ -165,8 +165,6 @@ class RslRlSide(Side):
 
     def loop(self) -> None:
         from rsl_rl.utils import check_nan
-
-        from redline.runners.rsl_rl_runner import episode_extras
 
         alg, env, logger, clock = self.alg, self.env, self.logger, self.clock
         obs = self.obs
