@@ -10,13 +10,16 @@ from redline.commands import preflight, process_group
 from redline.commands.process_group import DistContext
 from redline.commands.train_resume import RESUME_NEVER, ResumePlan, plan_resume
 from redline.envs.prepare import PreparedEnv, runner_cfg_dict
+from redline.envs.simulator import isaaclab_env
 from redline.errors import ExpectedExit, OutputError, UserError
+from redline.media.training_clips import TrainingVideo
 from redline.options import TrainOptions
 from redline.outputs import elastic, run_record
 from redline.outputs.checkpoints import load_checkpoint
 from redline.outputs.folders import new_run_dir, remove_if_empty_run
 from redline.outputs.metrics import read_records
 from redline.outputs.summary import summary_lines
+from redline.runners.make import RunnerRequest, make_runner
 from redline.runners.peer_stop import PeerStops
 from redline.runners.stop import STARTUP, Stopped, StopRequest
 from redline.telemetry.verdict import PHASES
@@ -155,9 +158,6 @@ def _run(
     from isaaclab.utils.io import dump_yaml
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
-    from redline.envs.simulator import isaaclab_env
-    from redline.runners.make import RunnerRequest, make_runner
-
     task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
     if run_dir is not None:
         ranks = "" if ctx is None else f" x {ctx.world_size} ranks ({ctx.backend})"
@@ -179,8 +179,6 @@ def _run(
     with isaaclab_env(task, env_cfg) as env:
         video = None
         if opts.video and run_dir is not None:  # rank 0 records; below rsl_rl's wrapper, where Isaac Lab puts it
-            from redline.media.training_clips import TrainingVideo
-
             env = video = TrainingVideo(env, run_dir / "videos" / "train", opts.video_length, opts.video_interval)
         clips = None if video is None else video.take_finished
         vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)

@@ -8,6 +8,7 @@ owns them; nothing here writes to a config the caller passed in.
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 from typing import Any
 
 from redline.device import resolve_device
@@ -108,8 +109,6 @@ def physics_preset(task: str, device: str, overrides: tuple[str, ...]) -> str:
 
 def runner_cfg_dict(agent_cfg: Any) -> dict:
     """The ``train_cfg`` dict rsl_rl's runners take, with Isaac Lab's version shims applied to a copy."""
-    import importlib.metadata
-
     from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
 
     cfg = agent_cfg.copy()

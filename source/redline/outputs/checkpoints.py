@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -61,8 +62,6 @@ with its temporary file written but not yet renamed, so a ``kill -9`` can land m
 def _fault_pause() -> None:
     seconds = os.environ.get(FAULT_PAUSE_ENV)
     if seconds:
-        import time
-
         time.sleep(float(seconds))
 
 

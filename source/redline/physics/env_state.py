@@ -30,6 +30,8 @@ from typing import Any
 
 import torch
 
+from redline.physics.sim_state import gather_sim_state, restore_sim_state
+
 DIRECT_ENV_BUFFERS = ("episode_length_buf", "reset_buf", "reset_terminated", "reset_time_outs")
 """Per-env buffers every Isaac Lab ``DirectRLEnv`` carries from one step to the next."""
 DIRECT_ENV_COUNTERS = ("common_step_counter", "_sim_step_counter")
@@ -154,8 +156,6 @@ def gather_env_state(env: Any, task_buffers: tuple[str, ...]) -> dict[str, Any]:
     per-env attributes to keep (those it does not have yet, before a first step, are left out)."""
     from isaaclab.physics import PhysicsManager
 
-    from redline.physics.sim_state import gather_sim_state
-
     names = (*DIRECT_ENV_BUFFERS, *task_buffers)
     buffers = {name: _clone(getattr(env, name)) for name in names if hasattr(env, name)}
     buffers["obs_buf"] = _clone(dict(env.obs_buf))
@@ -177,8 +177,6 @@ def restore_env_state(env: Any, state: dict[str, Any]) -> None:
         ValueError: ``state`` does not fit this env's scene.
     """
     from isaaclab.physics import PhysicsManager
-
-    from redline.physics.sim_state import restore_sim_state
 
     restore_sim_state(env, state["sim"])
     restore_walked(_manager_roots(env), _stateful_types(), state.get("managers", {}))
