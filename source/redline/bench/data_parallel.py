@@ -18,6 +18,8 @@ import statistics
 from typing import Any
 
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 
 from redline.bench.shapes import SHAPES, DummyVecEnv, rsl_rl_cfg
 from redline.bench.timing import device_sync, timed
@@ -55,8 +57,6 @@ def _free_port() -> int:
 
 
 def _worker(rank: int, world: int, port: int, opts: DistBenchOptions, threads: int, queue: Any) -> None:
-    import torch.distributed as dist
-
     torch.set_num_threads(threads)
     cuda = opts.device.startswith("cuda")
     device = f"cuda:{rank}" if cuda else "cpu"
@@ -120,8 +120,6 @@ def _worker(rank: int, world: int, port: int, opts: DistBenchOptions, threads: i
 
 
 def _run(world: int, opts: DistBenchOptions) -> dict[str, Any]:
-    import torch.multiprocessing as mp
-
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     cores = os.cpu_count() or 1

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 
 from redline.bench import learner_rollout
 from redline.bench.shapes import SHAPES, TASK_SHAPES, rsl_rl_cfg, synthetic_env
@@ -75,8 +76,6 @@ GEMMS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_addmm_
 def _count_ops(rollout: Callable[[], None], update: Callable[[], None]) -> tuple[int, float]:
     """aten ops (CPU dispatcher calls) of one update and the share of its CPU time in :data:`GEMMS`, by
     torch.profiler."""
-    from torch.profiler import ProfilerActivity, profile
-
     rollout()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         update()

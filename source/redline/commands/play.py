@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from redline.envs.prepare import prepare_env, runner_cfg_dict
 from redline.envs.simulator import isaaclab_env
 from redline.errors import OutputError, UserError
@@ -135,8 +137,6 @@ def play_episodes(
     """Step ``vec_env`` with ``policy`` for ``steps`` steps through the one rollout loop
     (:func:`redline.learning.rollout.rollout`), printing each finished episode; ``after_step(i)`` is called after
     step ``i``."""
-    import torch
-
     stats = EpisodeStats()
     n = vec_env.num_envs
     ret = torch.zeros(n, device=vec_env.device)
