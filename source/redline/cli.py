@@ -137,6 +137,7 @@ def _bench(args: argparse.Namespace) -> tuple[Any, Callable[[Any], None]]:
 
 
 def _list() -> int:
+    # heavy: gymnasium (~0.3 s), not before the CLI has parsed
     import gymnasium as gym
 
     ids = redline_task_ids()

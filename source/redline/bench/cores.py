@@ -45,6 +45,7 @@ def raw_rollout_sps(task: str, num_envs: int, seconds: float = 5.0) -> dict[str,
     Returns:
         ``{"sps": env steps/s, "substeps": physics steps per env step, "threads": rollout threads}``.
     """
+    # heavy: MuJoCo's bindings, only for the raw rollout
     import mujoco
     import numpy as np
     import torch

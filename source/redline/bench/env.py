@@ -106,6 +106,7 @@ def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
     prepared = prepare_env(opts.env)
     task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
 
+    # heavy: Isaac Lab, imported only once the simulator is needed
     import torch
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 

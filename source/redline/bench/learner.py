@@ -102,6 +102,7 @@ def rsl_rl_loop(
     """rsl_rl 5.5.1's ``OnPolicyRunner.learn`` loop body (without its logger) on a synthetic env (or ``env``, made by
     :func:`synthetic_env`), with the algorithm ``class_name`` (rsl_rl's ``PPO``, or redline's drop-in
     :data:`redline.learning.rsl_rl.CLASS_PATH`)."""
+    # heavy: rsl_rl's utils load its log writers (seconds)
     from rsl_rl.runners import OnPolicyRunner
     from rsl_rl.utils import check_nan
 

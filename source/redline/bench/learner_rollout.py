@@ -153,6 +153,7 @@ class RslRlSide(Side):
 
     def __init__(self, shape: dict[str, Any], seed: int) -> None:
         super().__init__(shape, seed)
+        # heavy: rsl_rl's utils load its log writers (seconds)
         from rsl_rl.runners import OnPolicyRunner
 
         torch.manual_seed(seed)
@@ -164,6 +165,7 @@ class RslRlSide(Side):
         self.logger.writer = _NullWriter()  # type: ignore[assignment]  # its per-step bookkeeping runs with a writer
 
     def loop(self) -> None:
+        # heavy: rsl_rl's utils load its log writers (seconds)
         from rsl_rl.utils import check_nan
 
         alg, env, logger, clock = self.alg, self.env, self.logger, self.clock

@@ -54,6 +54,7 @@ class _Timed:
 
 def bench(task: str, num_envs: int, threads: list[int], steps: int, rounds: int) -> list[PhysicsBenchRow]:
     """Time MuJoCo-Warp and MuJoCo-C on ``threads`` thread counts, interleaved, on one ``task`` env."""
+    # heavy: torch, not before the CLI has parsed
     import torch
 
     env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", ["physics=mujoco_cpu"])

@@ -75,6 +75,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
         ckpt_path = resolve_checkpoint(opts.checkpoint, opts.run.log_root / agent_cfg.experiment_name)
         checkpoint = load_checkpoint(ckpt_path)
 
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
     from rsl_rl.runners import OnPolicyRunner
 

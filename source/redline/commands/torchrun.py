@@ -40,6 +40,7 @@ STUCK_S = 20.0
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run torchrun with ``argv`` (its own command line); returns the exit status."""
+    # heavy: torch, not before the CLI has parsed
     from torch.distributed import run as torch_run
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError

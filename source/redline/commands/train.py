@@ -155,6 +155,7 @@ def _run(
     stop: StopRequest,
 ) -> float:
     """Build the env and train on it; returns the training seconds."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab.utils.io import dump_yaml
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 

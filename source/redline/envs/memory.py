@@ -157,6 +157,7 @@ def gpu_available_bytes(device: str) -> int | None:
     """Free memory of a CUDA device (None on the CPU)."""
     if not device.startswith("cuda"):
         return None
+    # heavy: torch, not before the CLI has parsed
     import torch
 
     free, _ = torch.cuda.mem_get_info(torch.device(device))

@@ -79,6 +79,7 @@ def prepare_env(
     agent_cfg.device = device
     agent_cfg.seed = seeds.agent
     check_settings(env_cfg, agent_cfg, run.overrides)  # before any simulator starts
+    # heavy: Isaac Lab (physics.support reads its sensor and terrain configs)
     from redline.physics.support import check_supported
 
     check_supported(env_cfg, device)  # physics=mujoco_cpu: a sensor or terrain it cannot simulate
@@ -109,6 +110,7 @@ def physics_preset(task: str, device: str, overrides: tuple[str, ...]) -> str:
 
 def runner_cfg_dict(agent_cfg: Any) -> dict:
     """The ``train_cfg`` dict rsl_rl's runners take, with Isaac Lab's version shims applied to a copy."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
 
     cfg = agent_cfg.copy()

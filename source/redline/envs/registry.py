@@ -12,6 +12,7 @@ PLAY_SUFFIX = "-Play"
 
 
 def _registry() -> dict[str, Any]:
+    # heavy: gymnasium (~0.3 s), not before the CLI has parsed
     import gymnasium as gym
 
     import redline_tasks  # noqa: F401  (registers the Redline-* tasks; light)
@@ -68,6 +69,7 @@ def load_cfgs(task: str, agent_entry_point: str, overrides: list[str]) -> tuple[
     Every override must name an existing field and keep its type (Isaac Lab would silently add a misspelt
     field or store ``"abc"`` in an int). Returns new config objects on every call, so callers may change them.
     """
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_tasks.utils import resolve_task_config
 
     if agent_entry_point not in _registry()[task].kwargs:

@@ -48,6 +48,7 @@ class TrainingClip:
 
     def frames(self) -> torch.Tensor:
         """Its frames, ``(T, H, W, 3)`` uint8 RGB."""
+        # optional: PyAV, only to encode a video
         import av
         import numpy as np
 

@@ -169,6 +169,7 @@ class MetricsLog:
             print(f"[redline] {text}", flush=True)
             return
         if self._progress is None:
+            # optional: rich, only to draw a progress bar
             from rich.progress import BarColumn, Progress, TextColumn
 
             self._progress = Progress(TextColumn("[bold]train"), BarColumn(), TextColumn("{task.description}"))

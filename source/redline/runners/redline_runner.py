@@ -40,6 +40,7 @@ def resolve_default_groups(cfg: PPOConfig, train_cfg: dict, obs: TensorDict) -> 
     Raises:
         UserError: a set names a group the env does not have, or an empty set.
     """
+    # heavy: rsl_rl's utils load its log writers (seconds)
     from rsl_rl.utils import resolve_obs_groups
 
     given = copy.deepcopy(dict(train_cfg.get("obs_groups") or {}))

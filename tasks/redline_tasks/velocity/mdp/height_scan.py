@@ -43,6 +43,7 @@ class TerrainHeights:
     @classmethod
     def from_newton_model(cls, model: Any, device: torch.device | str) -> TerrainHeights:
         """The model's only heightfield shape; a ``ValueError`` when it has none or several."""
+        # heavy: Warp/Newton, imported only once the simulator runs
         from newton import GeoType
 
         types = model.shape_type.numpy()
@@ -82,6 +83,7 @@ def terrain_heights(env: ManagerBasedEnv) -> TerrainHeights:
     """The env's terrain heightfield, read from its Newton model once."""
     heights = _TERRAINS.get(env)
     if heights is None:
+        # heavy: Isaac Lab, imported only once the simulator is needed
         from isaaclab_newton.physics import NewtonManager
 
         heights = TerrainHeights.from_newton_model(NewtonManager.get_model(), env.device)
