@@ -128,3 +128,20 @@ def test_a_deleted_working_directory_is_one_line(tmp_path: Path) -> None:
         2,
         ["redline: error: the working directory no longer exists; cd to an existing folder"],
     )
+
+
+HEAVY = ("torch", "tensordict", "rsl_rl", "isaaclab", "isaaclab_rl", "isaaclab_tasks", "warp", "newton", "numpy")
+"""Packages that take seconds to import: the CLI parses and refuses bad input before any of them loads."""
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["train", "--help"], ["train", "--task", "Redline-Cartpole", "--num_envs", "0"]]
+)
+def test_help_and_bad_input_import_no_heavy_package(argv: list[str]) -> None:
+    """An import moved to a module's top must not pull torch, Isaac Lab or Warp in before the arguments are parsed."""
+    code = (
+        "import contextlib, sys\nfrom redline.cli import main\nwith contextlib.suppress(SystemExit):\n"
+        f"    main({argv!r})\nprint(' '.join(sorted({{m.partition('.')[0] for m in sys.modules}} & set({HEAVY!r}))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.splitlines()[-1:] in ([""], []), done.stdout

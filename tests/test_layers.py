@@ -17,6 +17,7 @@ import pytest
 import redline
 
 SOURCE = Path(redline.__file__).parent
+TASKS = SOURCE.parent.parent / "tasks" / "redline_tasks"
 
 LAYERS = {
     # package or module: (third-party packages it may import, redline packages and modules it may import)
@@ -113,10 +114,62 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def test_each_module_name_is_used_once() -> None:
-    """A module's name says which one it is: no two modules of the package bear the same name."""
-    names = [p.stem for p in SOURCE.rglob("*.py") if p.stem != "__init__"]
+@pytest.mark.parametrize("package", [SOURCE, TASKS], ids=["redline", "redline_tasks"])
+def test_each_module_name_is_used_once(package: Path) -> None:
+    """A module's name says which one it is: no two modules of the package bear the same name (a task's files are
+    named by robot and terrain, ``go1_flat_env_cfg``, not ``rsl_rl_ppo_cfg`` in every task)."""
+    names = [p.stem for p in package.rglob("*.py") if p.stem != "__init__"]
     assert sorted({n for n in names if names.count(n) > 1}) == []
+
+
+def test_no_import_is_renamed_to_another_modules_name() -> None:
+    """An ``import ... as NAME`` never takes the name of one of redline's modules or packages other than the one it
+    binds: ``process_group as distributed`` read as :mod:`redline.learning.distributed`."""
+    names = {p.stem for p in SOURCE.rglob("*.py")} | {p.name for p in SOURCE.iterdir() if p.is_dir()}
+    renamed = []
+    for path in sorted(SOURCE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for alias in node.names:
+                    if alias.asname in names and alias.asname != alias.name.rpartition(".")[2]:
+                        renamed.append(f"{path.relative_to(SOURCE)}: {alias.name} as {alias.asname}")
+    assert renamed == []
+
+
+FUNCTION_IMPORTS_CEILING = 117
+"""Imports inside functions in redline and its tasks, at most. Lower it when you move one up."""
+
+
+def _function_imports(path: Path) -> list[ast.Import | ast.ImportFrom]:
+    """``path``'s imports that stand inside a function."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(node: ast.AST, inside: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if inside and isinstance(child, ast.Import | ast.ImportFrom):
+                found.append(child)
+            visit(child, inside or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
+
+    visit(ast.parse(path.read_text(), filename=str(path)), False)
+    return found
+
+
+def test_imports_inside_functions_are_few_and_say_why() -> None:
+    """An import inside a function hides the call graph from a reader: it is there only when the import is optional or
+    heavy (torch, Isaac Lab, Warp: the CLI parses its arguments before they load), and a comment on it, or on the line
+    above its group, says which. They stay at most :data:`FUNCTION_IMPORTS_CEILING`."""
+    total, silent = 0, []
+    for path in [*SOURCE.rglob("*.py"), *TASKS.rglob("*.py")]:
+        lines = path.read_text().splitlines()
+        imports = _function_imports(path)
+        total += len(imports)
+        ends = {node.end_lineno for node in imports}
+        for node in imports:
+            first = node.lineno - 1 not in ends  # the first of a group of adjacent imports
+            if first and "#" not in lines[node.lineno - 1] and not lines[node.lineno - 2].lstrip().startswith("#"):
+                silent.append(f"{path.name}:{node.lineno}")
+    assert silent == []
+    assert total <= FUNCTION_IMPORTS_CEILING
 
 
 def test_no_import_circle() -> None:

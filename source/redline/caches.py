@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from redline.assets import ENV_VAR, asset_root, ensure_asset_root
 from redline.errors import UserError, describe
 from redline.outputs.folders import check_writable
 
@@ -32,8 +33,6 @@ def warp_cache_dir() -> Path:
 def check_caches() -> None:
     """Warp's kernel cache is writable and the asset root holds the current assets (written now if not); else a
     one-line :class:`UserError` naming the folder and the variable that moves it."""
-    from redline.assets import ENV_VAR
-
     check_writable(warp_cache_dir(), "Warp's kernel cache", f"set {WARP_ENV} to a writable folder")
     if not os.environ.get(ENV_VAR):
         _home(ENV_VAR)
@@ -43,8 +42,6 @@ def check_caches() -> None:
 def build_assets(root: Path | None) -> Path:
     """:func:`redline.assets.ensure_asset_root` whose ``OSError`` is one line: ``--root: cannot write to ...`` for a
     folder given on the command line, else naming ``REDLINE_ASSET_ROOT``."""
-    from redline.assets import ENV_VAR, asset_root, ensure_asset_root
-
     folder = root if root is not None else asset_root()
     try:
         return ensure_asset_root(folder)

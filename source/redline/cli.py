@@ -23,6 +23,8 @@ from typing import Any
 from redline import __version__, options
 from redline.caches import build_assets, check_caches
 from redline.commands.launch import launch_train
+from redline.commands.report import report
+from redline.envs.registry import PLAY_SUFFIX, redline_task_ids
 from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import tune_allocator
 from redline.options import Parser, PlayOptions, RunOptions, TrainOptions
@@ -104,8 +106,6 @@ def _run(args: argparse.Namespace, extra: list[str], stop: StopRequest | None = 
         print(root)
         return 0
     if args.command == "report":
-        from redline.commands.report import report
-
         text, paths = report(args.run_dirs, args.out)
         print(text)
         print(f"[redline] wrote {len(paths)} plots to {paths[0].parent}", file=sys.stderr)
@@ -137,9 +137,8 @@ def _bench(args: argparse.Namespace) -> tuple[Any, Callable[[Any], None]]:
 
 
 def _list() -> int:
+    # heavy: gymnasium (~0.3 s), not before the CLI has parsed
     import gymnasium as gym
-
-    from redline.envs.registry import PLAY_SUFFIX, redline_task_ids
 
     ids = redline_task_ids()
     width = max(len(t) for t in ids)

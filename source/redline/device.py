@@ -11,6 +11,7 @@ _DEVICE_RE = re.compile(r"^(cpu|cuda(:\d+)?)$")
 
 def default_device() -> str:
     """``"cuda:0"`` when torch sees a GPU, else ``"cpu"``."""
+    # heavy: torch, not before the CLI has parsed
     import torch
 
     return "cuda:0" if torch.cuda.is_available() else "cpu"
@@ -31,6 +32,7 @@ def resolve_device(requested: str | None) -> str:
         raise UserError(f"--device: unknown device '{requested}' (valid: cpu, cuda, cuda:N)")
     if requested == "cpu":
         return "cpu"
+    # heavy: torch, not before the CLI has parsed
     import torch
 
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0

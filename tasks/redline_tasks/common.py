@@ -15,6 +15,7 @@ import torch
 from isaaclab.utils import configclass
 
 from redline.assets import ensure_asset_root
+from redline.physics.env_state import gather_env_state, restore_env_state
 from redline.physics.offer import with_mujoco_cpu
 from redline.seeding import EnvStreams, Strategy, check_seed, parse_strategy
 
@@ -89,13 +90,9 @@ class RedlineEnvMixin:
 
     def env_state(self) -> dict[str, Any]:
         """This env's state between two steps, simulator included (only for tasks with ``run_state_buffers``)."""
-        from redline.physics.env_state import gather_env_state
-
         assert self.run_state_buffers is not None
         return gather_env_state(self, self.run_state_buffers)
 
     def load_env_state(self, state: dict[str, Any]) -> None:
         """Restore :meth:`env_state`'s ``state``: the next step is the one the saved env would have taken."""
-        from redline.physics.env_state import restore_env_state
-
         restore_env_state(self, state)

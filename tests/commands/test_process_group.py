@@ -13,7 +13,7 @@ import pytest
 
 from redline import options
 from redline.cli import build_parser, main
-from redline.commands import launch, train
+from redline.commands import launch, preflight
 from redline.commands.launch import auto_nproc, plan_launch, torchrun_command
 from redline.options import TrainOptions
 
@@ -28,7 +28,7 @@ def test_nproc_becomes_a_standalone_torchrun_of_the_same_command(monkeypatch: py
     """``--nproc 4``: the workers' command is written from the options (argv is never edited): the same options,
     ``--distributed`` in place of ``--nproc``, ``--num_envs`` per process as given."""
     checked: list[TrainOptions] = []
-    monkeypatch.setattr(train, "check_launch", checked.append)
+    monkeypatch.setattr(preflight, "check_launch", checked.append)
     opts = _parsed(
         ["train", "--task", "Redline-Cartpole", "--nproc", "4", "--num_envs", "64", "--seed", "3", "env.x=1"]
     )
@@ -57,9 +57,9 @@ def test_the_workers_get_the_per_process_env_count_in_place_of_the_total(monkeyp
     """Without a process count on a 2-core CPU: the total (``env.scene.num_envs`` too) becomes 2 x 512."""
     monkeypatch.delenv("REDLINE_NPROC")
     monkeypatch.setattr(launch, "usable_cores", lambda: 2)
-    monkeypatch.setattr(train, "check_launch", lambda opts: None)
+    monkeypatch.setattr(preflight, "check_launch", lambda opts: None)
     scene = type("Cfg", (), {"scene": type("Scene", (), {"num_envs": 1024})})
-    monkeypatch.setattr(train, "prepare", lambda opts: type("Prepared", (), {"device": "cpu", "env_cfg": scene}))
+    monkeypatch.setattr(preflight, "prepare", lambda opts: type("Prepared", (), {"device": "cpu", "env_cfg": scene}))
     opts = _parsed(["train", "--task", "T", "--num_envs", "1024", "env.scene.num_envs=8", "agent.x=1"])
     plan = plan_launch(opts)
     assert (plan.nproc, plan.torchrun, plan.automatic) == (2, True, True)

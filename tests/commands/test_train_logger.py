@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.commands.train import prepare
+from redline.commands.preflight import prepare
 from redline.envs.prepare import runner_cfg_dict
 from redline.options import RunOptions, TrainOptions
 

@@ -6,11 +6,21 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace as NS
 
 import pytest
 
 from redline.envs import memory
-from redline.envs.memory import Footprint, RolloutShape, check_env_count, check_run, footprint
+from redline.envs.memory import (
+    UNKNOWN_ACTIONS,
+    UNKNOWN_OBS,
+    Footprint,
+    RolloutShape,
+    check_env_count,
+    check_run,
+    footprint,
+    rollout_shape,
+)
 from redline.errors import UserError
 
 GIB = 1 << 30
@@ -81,3 +91,18 @@ def test_three_billion_envs_are_refused_in_well_under_a_second() -> None:
     assert done.stderr.strip().splitlines() == [done.stderr.strip()]
     assert "3000000000 envs of Redline-Cartpole need an estimated" in done.stderr
     assert elapsed < 3.0, elapsed  # ~0.3 s on an idle core here; the bound leaves room for a loaded CI machine
+
+
+def test_the_rollout_shape_comes_from_the_final_configs_with_unknown_sizes_assumed() -> None:
+    """A direct task gives its sizes as numbers; a manager-based one (sizes known once the env exists) counts as
+    :data:`UNKNOWN_OBS` observations and :data:`UNKNOWN_ACTIONS` actions; the widest network sizes the learner."""
+    agent = NS(
+        num_steps_per_env=24,
+        algorithm=NS(num_mini_batches=4),
+        actor=NS(hidden_dims=[128, 128]),
+        critic=NS(hidden_dims=[512, 256, 128]),
+    )
+    direct = NS(scene=NS(num_envs=64), observation_space=4, state_space=0, action_space=1)
+    assert rollout_shape(direct, agent) == RolloutShape(64, 24, 4, 0, 1, 4, (512, 256, 128))
+    managed = NS(scene=NS(num_envs=8))
+    assert rollout_shape(managed, agent) == RolloutShape(8, 24, UNKNOWN_OBS, 0, UNKNOWN_ACTIONS, 4, (512, 256, 128))

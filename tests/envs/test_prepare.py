@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from redline.envs.prepare import CPU_PHYSICS, physics_overrides, prepare_env
+from redline.envs.prepare import CPU_PHYSICS, physics_overrides, physics_preset, prepare_env
 from redline.errors import UserError
 from redline.options import RunOptions
 
@@ -65,3 +65,9 @@ def test_the_cpu_gets_mujoco_c_unless_a_preset_is_chosen() -> None:
     assert physics_overrides("Isaac-Cartpole-Direct", "cpu", ()) == []  # stock tasks have no such preset
     with pytest.raises(UserError, match="physics=mujoco_cpu: runs on the CPU only"):
         physics_overrides("Redline-Ant", "cuda:0", ("physics=mujoco_cpu",))
+
+
+def test_the_physics_preset_is_the_chosen_one_the_cpu_default_or_the_tasks_own() -> None:
+    assert physics_preset("Redline-Cartpole", "cpu", ()) == CPU_PHYSICS  # redline's task on the CPU
+    assert physics_preset("Redline-Cartpole", "cuda:0", ()) == "newton_mjwarp"  # the task's own default
+    assert physics_preset("Redline-Cartpole", "cuda:0", ("physics=isaacsim_physx",)) == "isaacsim_physx"

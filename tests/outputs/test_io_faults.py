@@ -115,8 +115,8 @@ def test_the_runner_stops_on_a_failed_save_with_its_earlier_checkpoints_whole(
 ) -> None:
     from redline.bench.shapes import DummyVecEnv, rsl_rl_cfg
     from redline.learning import PPOConfig
-    from redline.runners import redline as runner_module
-    from redline.runners.redline import RedlineRunner
+    from redline.runners import redline_runner as runner_module
+    from redline.runners.redline_runner import RedlineRunner
 
     cfg = PPOConfig.from_rsl_rl(rsl_rl_cfg({"steps": 8, "hidden": [16, 16]}, bf16=False), precision="fp32")
     runner = RedlineRunner(DummyVecEnv(num_envs=8, seed=0), cfg, tmp_path, "cpu", seed=0, save_interval=1)

@@ -12,7 +12,7 @@ import torch.distributed as dist
 from redline.bench.shapes import DummyVecEnv
 from redline.learning import ModelConfig, PPOConfig
 from redline.learning.distributed import Communicator
-from redline.runners.redline import RedlineRunner
+from redline.runners.redline_runner import RedlineRunner
 from redline.runners.stop import Stopped, StopRequest
 
 CFG = PPOConfig(

@@ -15,7 +15,7 @@ from redline.errors import UserError
 from redline.learning import PPOConfig
 from redline.learning.rsl_rl import CLASS_PATH
 from redline.learning.rsl_rl import PPO as DropIn
-from redline.runners.redline import RedlineRunner
+from redline.runners.redline_runner import RedlineRunner
 
 
 def _cfg(class_name: str = CLASS_PATH, **algorithm: object) -> dict:

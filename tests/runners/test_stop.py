@@ -15,7 +15,7 @@ import torch.multiprocessing as mp
 
 from redline.bench.shapes import DummyVecEnv
 from redline.outputs.checkpoints import load_checkpoint
-from redline.runners.redline import RedlineRunner
+from redline.runners.redline_runner import RedlineRunner
 from redline.runners.stop import Stopped, StopRequest
 from tests.learning.distributed_support import free_port
 from tests.runners import startup_stop_support, stop_support

@@ -189,7 +189,7 @@ def test_redline_runner_logs_to_wandb_offline(tmp_path: Path, monkeypatch: pytes
     pytest.importorskip("wandb")
     from redline.bench.shapes import DummyVecEnv, rsl_rl_cfg
     from redline.learning import PPOConfig
-    from redline.runners.redline import RedlineRunner
+    from redline.runners.redline_runner import RedlineRunner
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))

@@ -48,18 +48,21 @@ def _collision_model(xml_path: Path) -> mujoco.MjModel:
 
 
 def _quat(q: np.ndarray):
+    # heavy: USD (pxr), only to convert a model
     from pxr import Gf
 
     return Gf.Quatf(float(q[0]), Gf.Vec3f(float(q[1]), float(q[2]), float(q[3])))
 
 
 def _vec(v: np.ndarray):
+    # heavy: USD (pxr), only to convert a model
     from pxr import Gf
 
     return Gf.Vec3f(*(float(x) for x in v))
 
 
 def _set_pose(xformable, pos: np.ndarray, quat: np.ndarray) -> None:
+    # heavy: USD (pxr), only to convert a model
     from pxr import Gf, UsdGeom
 
     xf = UsdGeom.Xformable(xformable)
@@ -85,6 +88,7 @@ def convert(xml_path: str | Path, usd_path: str | Path, root_name: str | None = 
     the root prim and Isaac Lab's ``init_state`` places it. Joint limits are written in degrees (USD's unit for
     revolute joints); lengths in metres, masses in kilograms.
     """
+    # heavy: USD (pxr), only to convert a model
     from pxr import Sdf, Usd, UsdGeom, UsdPhysics
 
     model = _collision_model(Path(xml_path))
@@ -154,6 +158,7 @@ def convert(xml_path: str | Path, usd_path: str | Path, root_name: str | None = 
 
 
 def _add_shape(stage, model: mujoco.MjModel, g: int, parent: str, priority: int = 0) -> None:
+    # heavy: USD (pxr), only to convert a model
     from pxr import Sdf, UsdGeom, UsdPhysics
 
     geom_name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom_{g}"

@@ -27,6 +27,7 @@ The learner's bundle lives here too: :func:`pack` (``redline bench gpu --pack``)
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import importlib.metadata
 import json
@@ -337,8 +338,6 @@ def _write_wheel(dest: Path, info: Path, files: list[tuple[Path, str]], record: 
 
 
 def _b64(digest: bytes) -> str:
-    import base64
-
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 

@@ -29,6 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from redline.envs import registry
+from redline.envs.simulator import isaaclab_env
+from redline.errors import UserError
+from redline.host import usable_cores
+from redline.options import positive_int
+
 MODES = {"one process": ["--nproc", "1"], "default": []}
 """Training modes: extra ``redline train`` arguments of each."""
 
@@ -39,14 +45,11 @@ def raw_rollout_sps(task: str, num_envs: int, seconds: float = 5.0) -> dict[str,
     Returns:
         ``{"sps": env steps/s, "substeps": physics steps per env step, "threads": rollout threads}``.
     """
+    # heavy: MuJoCo's bindings, only for the raw rollout
     import mujoco
     import numpy as np
     import torch
     from mujoco import rollout
-
-    from redline.envs import registry
-    from redline.envs.simulator import isaaclab_env
-    from redline.host import usable_cores
 
     env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", ["physics=mujoco_cpu"])
     env_cfg.scene.num_envs = 1
@@ -115,8 +118,6 @@ def bench(task: str, num_envs: int, iterations: int, rounds: int) -> dict[str, A
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``redline bench cores``'s own options."""
-    from redline.options import positive_int
-
     parser.add_argument("--task", action="append", help="task id (repeatable); default Redline-Velocity-Flat-Go1")
     parser.add_argument("--num_envs", type=positive_int, default=1024, help="envs in total (1024)")
     parser.add_argument("--iterations", type=positive_int, default=6, help="training iterations per run (6)")
@@ -125,8 +126,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """``redline bench cores``: one result per task (CPU only)."""
-    from redline.errors import UserError
-
     if args.device not in (None, "cpu"):
         raise UserError(f"--device: bench cores measures CPU training (valid: cpu), got '{args.device}'")
     return [bench(t, args.num_envs, args.iterations, args.rounds) for t in args.task or ["Redline-Velocity-Flat-Go1"]]

@@ -18,10 +18,18 @@ import statistics
 from typing import Any
 
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 
 from redline.bench.shapes import SHAPES, DummyVecEnv, rsl_rl_cfg
 from redline.bench.timing import device_sync, timed
+from redline.device import resolve_device
+from redline.errors import UserError
+from redline.learning import PPO, PPOConfig
+from redline.learning.distributed import Communicator
+from redline.learning.rollout import train_iteration
 from redline.options import positive_int
+from redline.seeding import Domain
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,13 +57,6 @@ def _free_port() -> int:
 
 
 def _worker(rank: int, world: int, port: int, opts: DistBenchOptions, threads: int, queue: Any) -> None:
-    import torch.distributed as dist
-
-    from redline.learning import PPO, PPOConfig
-    from redline.learning.distributed import Communicator
-    from redline.learning.rollout import train_iteration
-    from redline.seeding import Domain
-
     torch.set_num_threads(threads)
     cuda = opts.device.startswith("cuda")
     device = f"cuda:{rank}" if cuda else "cpu"
@@ -119,8 +120,6 @@ def _worker(rank: int, world: int, port: int, opts: DistBenchOptions, threads: i
 
 
 def _run(world: int, opts: DistBenchOptions) -> dict[str, Any]:
-    import torch.multiprocessing as mp
-
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     cores = os.cpu_count() or 1
@@ -139,8 +138,6 @@ def _run(world: int, opts: DistBenchOptions) -> dict[str, Any]:
 
 def bench_distributed(opts: DistBenchOptions) -> dict[str, Any]:
     """Run the learner on 1 rank and on ``opts.nproc`` ranks; returns both results and the comparison."""
-    from redline.errors import UserError
-
     if opts.shape not in SHAPES:
         raise UserError(f"--shape: unknown shape '{opts.shape}' (valid: {', '.join(SHAPES)})")
     if opts.device.startswith("cuda") and opts.nproc > torch.cuda.device_count():
@@ -193,8 +190,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """``redline bench distributed``."""
-    from redline.device import resolve_device
-
     device = resolve_device(args.device)
     return bench_distributed(
         DistBenchOptions(args.nproc, args.shape, args.num_envs, args.iterations, device, args.weak)

@@ -3,7 +3,7 @@
 1. **env only**: ``env.step`` with uniform random actions in [-1, 1];
 2. **env + inference**: the redline policy's deterministic action (``PPO.act_inference``, what ``play`` and a
    deployed policy run) computed from each observation, then ``env.step``;
-3. **env + inference + training**: whole iterations of :class:`~redline.runners.redline.RedlineRunner`
+3. **env + inference + training**: whole iterations of :class:`~redline.runners.redline_runner.RedlineRunner`
    (sampled actions, rollout storage, GAE, the PPO update), no files written.
 
 Each mode runs a warm-up first (the env's first step compiles Warp kernels; the runner's first iteration allocates).
@@ -26,9 +26,12 @@ import statistics
 from typing import Any
 
 from redline.bench.timing import device_sync, timed
-from redline.envs.prepare import prepare_env
+from redline.envs.prepare import prepare_env, runner_cfg_dict
+from redline.envs.simulator import isaaclab_env
 from redline.errors import UserError
+from redline.learning import PPOConfig
 from redline.options import RunOptions, positive_int
+from redline.runners.redline_runner import RedlineRunner
 from redline.validation import PRECISIONS
 
 
@@ -103,13 +106,9 @@ def bench_env(opts: EnvBenchOptions) -> EnvBenchResult:
     prepared = prepare_env(opts.env)
     task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
 
+    # heavy: Isaac Lab, imported only once the simulator is needed
     import torch
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
-
-    from redline.envs.prepare import runner_cfg_dict
-    from redline.envs.simulator import isaaclab_env
-    from redline.learning import PPOConfig
-    from redline.runners.redline import RedlineRunner
 
     cfg = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision)
     per_iteration = cfg.num_steps_per_env

@@ -35,7 +35,12 @@ from redline.bench import bundle
 from redline.bench.learner import Loop, Timing, redline_loop, rsl_rl_loop, time_interleaved
 from redline.bench.shapes import SHAPES, DummyVecEnv, rsl_rl_cfg, synthetic_env
 from redline.bench.timing import device_sync, timed
+from redline.learning import PPO, ModelConfig, PPOConfig
+from redline.learning.rollout import train_iteration
 from redline.options import positive_int
+from redline.seeding import EnvStreams
+from redline.telemetry.flops import iteration_flops, peak_tflops
+from redline.telemetry.gpu_monitor import GpuMonitor
 
 PHILOX_ENVS = 4096
 """Envs of the Philox comparison."""
@@ -115,8 +120,6 @@ def bench(
     race_iterations: int = RACE_ITERATIONS,
 ) -> dict[str, Any]:
     """Every measurement of the module docstring on ``device``; JSON-ready."""
-    from redline.telemetry.gpu_monitor import GpuMonitor
-
     cuda = device.startswith("cuda")
     shape_name = "tiny" if quick else "legged"
     shape: dict[str, Any] = SHAPES[shape_name]
@@ -172,9 +175,6 @@ def learning_check(device: str, seeds: tuple[int, ...], iterations: int = 12) ->
 
     A default that learns as the plain path does lands near it (> 0.75 is the unit test's bar on the CPU).
     """
-    from redline.learning import PPO, ModelConfig, PPOConfig
-    from redline.learning.rollout import train_iteration
-
     net = ModelConfig(hidden_dims=(32, 32))
     result: dict[str, Any] = {}
     for name, (precision, capture) in LEARNING_VARIANTS.items():
@@ -260,8 +260,6 @@ def _reward_meter(env: Any) -> torch.Tensor:
 
 def update_row(name: str, timing: Timing, shape: dict[str, Any], device: str) -> dict[str, Any]:
     """One learner's row: ms per iteration and the update's model FLOP utilisation."""
-    from redline.telemetry.flops import iteration_flops, peak_tflops
-
     rollout_s, update_s = timing.rollout_s, timing.update_s
     sizes = [shape["num_obs"], *shape["hidden"]]
     samples = shape["num_envs"] * shape["steps"]
@@ -283,8 +281,6 @@ def update_row(name: str, timing: Timing, shape: dict[str, Any], device: str) ->
 def sync_counts(shape: dict[str, Any], device: str) -> dict[str, Any]:
     """Host syncs of one env step (act, env step, record) and of one gradient step of the captured bf16 learner,
     counted as ``torch.cuda.set_sync_debug_mode("warn")`` warnings."""
-    from redline.learning import PPO, PPOConfig
-
     env = synthetic_env(shape, device, 0)
     alg = PPO.from_env(env, PPOConfig.from_rsl_rl(rsl_rl_cfg(shape, False), precision="bf16"), device, 0)
     obs = env.get_observations()
@@ -324,7 +320,6 @@ def count_syncs(fn: Callable[[], Any]) -> int:
 
 def philox_cost(device: str, reps: int) -> dict[str, Any]:
     """Milliseconds of one per-env normal draw (``(4096, 12)``, an action-noise draw) op by op and fused."""
-    from redline.seeding import EnvStreams
 
     def cost(fused: bool) -> float:
         streams = EnvStreams("per_env", 0, PHILOX_ENVS, device, fused=fused)

@@ -35,6 +35,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from redline.envs import registry
+from redline.envs.simulator import isaaclab_env
 from redline.errors import UserError
 
 CUDA_TEST_FILES = (
@@ -311,11 +313,11 @@ def verdict(result: dict[str, Any]) -> str:
 def count_env_syncs(task: str, num_envs: int, device: str, steps: int = 5) -> dict[str, Any]:
     """Host syncs of one ``env.step`` of ``task`` (random actions) on a CUDA ``device``, after ``steps`` warm-up
     steps: the mean over ``steps`` counted steps."""
+    # heavy: torch, not before the CLI has parsed
     import torch
 
+    # heavy: torch (bench.gpu imports it at its top); this module stays light for its workers
     from redline.bench.gpu import count_syncs
-    from redline.envs import registry
-    from redline.envs.simulator import isaaclab_env
 
     env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [])
     env_cfg.scene.num_envs = num_envs
@@ -392,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         stages = _stage_list(args.stages)
         if args.deadline <= 0:
             raise UserError(f"--deadline: must be positive seconds, got {args.deadline}")
+        # heavy: torch, not before the CLI has parsed
         import torch
 
         device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")

@@ -16,11 +16,17 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.profiler import ProfilerActivity, profile
 
 from redline.bench import learner_rollout
 from redline.bench.shapes import SHAPES, TASK_SHAPES, rsl_rl_cfg, synthetic_env
 from redline.bench.timing import device_sync, timed
+from redline.device import resolve_device
+from redline.errors import UserError
 from redline.host import allocator
+from redline.learning import PPO, PPOConfig
+from redline.learning.rollout import rollout as rollout_loop
+from redline.learning.rsl_rl import CLASS_PATH
 from redline.options import positive_int
 
 
@@ -70,8 +76,6 @@ GEMMS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_addmm_
 def _count_ops(rollout: Callable[[], None], update: Callable[[], None]) -> tuple[int, float]:
     """aten ops (CPU dispatcher calls) of one update and the share of its CPU time in :data:`GEMMS`, by
     torch.profiler."""
-    from torch.profiler import ProfilerActivity, profile
-
     rollout()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         update()
@@ -84,12 +88,10 @@ def _count_ops(rollout: Callable[[], None], update: Callable[[], None]) -> tuple
 def _loop(env: Any, steps: int, act: Callable, record: Callable, finish: Callable, update: Callable) -> Loop:
     """A learner's iteration on ``env`` through the one rollout loop (:func:`redline.learning.rollout.rollout`):
     ``steps`` x (act -> env.step -> record), then ``finish``; and ``update``."""
-    from redline.learning.rollout import rollout
-
     state = {"obs": env.get_observations()}
 
     def collect() -> None:
-        state["obs"] = rollout(env, state["obs"], steps, act, record, finish)
+        state["obs"] = rollout_loop(env, state["obs"], steps, act, record, finish)
 
     return collect, update
 
@@ -100,6 +102,7 @@ def rsl_rl_loop(
     """rsl_rl 5.5.1's ``OnPolicyRunner.learn`` loop body (without its logger) on a synthetic env (or ``env``, made by
     :func:`synthetic_env`), with the algorithm ``class_name`` (rsl_rl's ``PPO``, or redline's drop-in
     :data:`redline.learning.rsl_rl.CLASS_PATH`)."""
+    # heavy: rsl_rl's utils load its log writers (seconds)
     from rsl_rl.runners import OnPolicyRunner
     from rsl_rl.utils import check_nan
 
@@ -128,8 +131,6 @@ def redline_loop(
     Returns:
         The loop, and its state: ``alg`` (the learner) and ``metrics`` (the last update's).
     """
-    from redline.learning import PPO, PPOConfig
-
     env = env if env is not None else synthetic_env(shape, device, seed)
     cfg = PPOConfig.from_rsl_rl(rsl_rl_cfg(shape, False), precision=precision, **overrides)
     alg = PPO.from_env(env, cfg, device, seed)
@@ -148,7 +149,6 @@ def bench_learner(shape_name: str, precision: str, device: str, iterations: int)
     """Both learners at ``shape_name`` and ``precision`` (``bf16``/``fp32``), timed in alternation; returns a
     JSON-ready dict."""
     shape = SHAPES[shape_name]
-    from redline.learning.rsl_rl import CLASS_PATH
 
     loops = {
         "rsl_rl": rsl_rl_loop(shape, precision == "bf16", device),
@@ -222,9 +222,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """``redline bench learner``."""
-    from redline.device import resolve_device
-    from redline.errors import UserError
-
     device = resolve_device(args.device)
     if args.rollout:
         if device != "cpu" or args.precision != "fp32":

@@ -11,7 +11,7 @@ weights).
 
 rsl_rl's side is ``OnPolicyRunner.learn``'s rollout body (act, step, ``check_nan``, ``.to(device)``,
 ``process_env_step``, its logger's ``process_env_step`` with a writer, so that its episode buffers fill as in a run)
-and, once per iteration, the episode means its logger reports. redline's is :class:`~redline.runners.redline.
+and, once per iteration, the episode means its logger reports. redline's is :class:`~redline.runners.redline_runner.
 RedlineRunner`'s (the learner's ``act`` with the per-env Philox noise, ``process_env_step``, the episode tracker)
 and the tracker's one ``read`` per iteration. The two alternate, an iteration each, after a warm-up iteration each;
 a second, instrumented pass splits each learner's time into its parts.
@@ -29,6 +29,11 @@ from typing import Any
 import torch
 
 from redline.bench.shapes import TASK_SHAPES, DummyVecEnv, rsl_rl_cfg
+from redline.learning import PPO, PPOConfig
+from redline.learning.rollout import collect_rollout
+from redline.runners.episodes import EpisodeTracker
+from redline.runners.rsl_rl_runner import episode_extras
+from redline.seeding.plan import bind_action_noise
 
 PARTS = ("inference", "normaliser", "noise", "storage", "bookkeeping")
 """The parts of a learner's time per env step (``normaliser`` and ``noise`` are not counted in ``inference``;
@@ -105,14 +110,11 @@ class Side:
 
 
 class RedlineSide(Side):
-    """:class:`~redline.runners.redline.RedlineRunner`'s loop body: the learner's ``act`` (per-env Philox noise,
+    """:class:`~redline.runners.redline_runner.RedlineRunner`'s loop body: the learner's ``act`` (per-env Philox noise,
     bound as for a redline task), ``process_env_step``, the episode tracker, its ``read`` once per iteration."""
 
     def __init__(self, shape: dict[str, Any], seed: int) -> None:
         super().__init__(shape, seed)
-        from redline.learning import PPO, PPOConfig
-        from redline.runners.episodes import EpisodeTracker
-        from redline.seeding.plan import bind_action_noise
 
         torch.manual_seed(seed)
         self.alg = PPO.from_env(self.env, PPOConfig.from_rsl_rl(_cfg(shape), precision="fp32"), "cpu", seed)
@@ -122,8 +124,6 @@ class RedlineSide(Side):
         self.tracker = EpisodeTracker(shape["num_envs"], "cpu")
 
     def loop(self) -> None:
-        from redline.learning.rollout import collect_rollout
-
         alg = self.alg
         self.obs = collect_rollout(alg, self.env, self.obs, self._phase, self.tracker.step)
         with self.clock("bookkeeping"):
@@ -153,6 +153,7 @@ class RslRlSide(Side):
 
     def __init__(self, shape: dict[str, Any], seed: int) -> None:
         super().__init__(shape, seed)
+        # heavy: rsl_rl's utils load its log writers (seconds)
         from rsl_rl.runners import OnPolicyRunner
 
         torch.manual_seed(seed)
@@ -164,9 +165,8 @@ class RslRlSide(Side):
         self.logger.writer = _NullWriter()  # type: ignore[assignment]  # its per-step bookkeeping runs with a writer
 
     def loop(self) -> None:
+        # heavy: rsl_rl's utils load its log writers (seconds)
         from rsl_rl.utils import check_nan
-
-        from redline.runners.rsl_rl_runner import episode_extras
 
         alg, env, logger, clock = self.alg, self.env, self.logger, self.clock
         obs = self.obs

@@ -18,6 +18,11 @@ import statistics
 import time
 from typing import Any
 
+from redline.envs import registry
+from redline.envs.simulator import isaaclab_env
+from redline.errors import UserError
+from redline.options import positive_int
+
 
 @dataclasses.dataclass(frozen=True)
 class PhysicsBenchRow:
@@ -49,10 +54,8 @@ class _Timed:
 
 def bench(task: str, num_envs: int, threads: list[int], steps: int, rounds: int) -> list[PhysicsBenchRow]:
     """Time MuJoCo-Warp and MuJoCo-C on ``threads`` thread counts, interleaved, on one ``task`` env."""
+    # heavy: torch, not before the CLI has parsed
     import torch
-
-    from redline.envs import registry
-    from redline.envs.simulator import isaaclab_env
 
     env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", ["physics=mujoco_cpu"])
     env_cfg.scene.num_envs = num_envs
@@ -105,8 +108,6 @@ def format_rows(rows: list[PhysicsBenchRow]) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``redline bench physics``'s own options."""
-    from redline.options import positive_int
-
     parser.add_argument("--task", action="append", help="task id (repeatable); default Redline-Cartpole")
     parser.add_argument("--num_envs", type=positive_int, default=256, help="envs (256)")
     parser.add_argument("--threads", type=positive_int, nargs="+", default=[1, 2], help="MuJoCo-C thread counts")
@@ -116,8 +117,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """``redline bench physics``: one row per task and mode (CPU only)."""
-    from redline.errors import UserError
-
     if args.device not in (None, "cpu"):
         raise UserError(f"--device: bench physics compares CPU physics backends (valid: cpu), got '{args.device}'")
     rows: list[PhysicsBenchRow] = []

@@ -54,9 +54,11 @@ def plot_study(opts: Any, runs: dict[str, dict[str, list[dict[str, Any]]]], path
         runs: ``runs[task][learner]`` = run records with a ``curve``.
         path: the PNG to write.
     """
+    # optional and heavy: matplotlib, only to draw a figure
     import matplotlib
 
     matplotlib.use("Agg")
+    # optional and heavy: matplotlib, only to draw a figure
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(opts.tasks), figsize=(5.5 * len(opts.tasks), 3.6), squeeze=False)

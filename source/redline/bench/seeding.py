@@ -6,7 +6,12 @@ import argparse
 import functools
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from redline.bench.timing import device_sync, median_op_s, timed
+from redline.device import resolve_device
+from redline.envs.prepare import prepare_env
+from redline.envs.simulator import isaaclab_env
 from redline.options import RunOptions, positive_int
 from redline.seeding import STRATEGIES, EnvStreams
 
@@ -26,8 +31,6 @@ def bench_seeding(num_envs: int, device: str, task: str | None) -> dict[str, flo
 
     Returns seconds per operation, keyed ``<strategy>/<draw>`` (and ``env_step``).
     """
-    import torch
-
     results: dict[str, float] = {}
     ids = torch.arange(num_envs, device=device)
     for strategy in STRATEGIES:
@@ -41,11 +44,6 @@ def bench_seeding(num_envs: int, device: str, task: str | None) -> dict[str, flo
 
 
 def _env_step_s(task: str, num_envs: int, device: str, steps: int = 20) -> float:
-    import torch
-
-    from redline.envs.prepare import prepare_env
-    from redline.envs.simulator import isaaclab_env
-
     prepared = prepare_env(RunOptions(task=task, num_envs=num_envs, device=device))
     with isaaclab_env(prepared.task, prepared.env_cfg) as env:
         env.reset()
@@ -75,7 +73,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """``redline bench seeding``: seconds per operation, keyed ``<strategy>/<draw>`` (and ``env_step``)."""
-    from redline.device import resolve_device
-
     device = resolve_device(args.device)
     return {"num_envs": args.num_envs, "device": device, **bench_seeding(args.num_envs, device, args.task)}

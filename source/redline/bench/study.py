@@ -40,6 +40,7 @@ import numpy as np
 from redline import options
 from redline.atomic import write_atomic
 from redline.bench.ablate import parse_fields
+from redline.bench.plot import plot_study
 from redline.bench.study_stats import CENSORING, METRICS, REWARD_KEY, compare, summarize_learner, summarize_run
 from redline.envs.registry import PRESET_KEYS
 from redline.errors import UserError
@@ -319,7 +320,6 @@ def run_study(opts: StudyOptions, train_fn: Any = None) -> dict[str, Any]:
             recs.sort(key=lambda r: opts.seeds.index(r["seed"]))
     result = analyse(opts, runs)
     write_json_atomic(opts.out / "study.json", result)
-    from redline.bench.plot import plot_study
 
     plot_study(opts, runs, opts.out / "study.png")
     result["plot"] = str(opts.out / "study.png")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 def device_sync(device: str) -> Callable[[], None]:
     """A function that waits for ``device``'s queued work (a no-op off CUDA)."""
+    # heavy: torch, not before the CLI has parsed
     import torch
 
     if torch.device(device).type == "cuda":
@@ -34,6 +35,7 @@ def timed(fn: Callable[[], object], sync: Callable[[], None], repeats: int = 1) 
 def median_op_s(fn: Callable[[], object], min_run_time_s: float = 0.2) -> float:
     """Median seconds per call of ``fn`` by ``torch.utils.benchmark`` (warm-up, CUDA synchronisation, enough runs to
     fill ``min_run_time_s``) [s]."""
+    # heavy: torch, not before the CLI has parsed
     from torch.utils import benchmark
 
     return benchmark.Timer(stmt="fn()", globals={"fn": fn}).blocked_autorange(min_run_time=min_run_time_s).median

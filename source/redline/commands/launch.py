@@ -67,7 +67,7 @@ class LaunchPlan:
     ``distributed`` and no ``nproc``."""
     memory_checked: bool
     """The env count alone was checked against this host's memory (before Isaac Lab is imported); the full check
-    on the final configs follows in :func:`redline.commands.train.prepare` (both off with ``--no_memory_check``)."""
+    on the final configs follows in :func:`redline.commands.preflight.prepare` (both off with ``--no_memory_check``)."""
 
     @property
     def worker_argv(self) -> list[str]:
@@ -112,7 +112,7 @@ def plan_launch(opts: TrainOptions) -> LaunchPlan:
 
     Raises:
         UserError: ``--nproc`` with ``--distributed``, a bad ``REDLINE_NPROC``, envs too many for this host's memory,
-            or any option :func:`redline.commands.train.check_launch` refuses.
+            or any option :func:`redline.commands.preflight.check_launch` refuses.
     """
     if opts.nproc is not None and opts.distributed:
         raise UserError("--nproc: starts torchrun itself; drop --distributed (that is for torchrun's workers)")
@@ -126,9 +126,9 @@ def plan_launch(opts: TrainOptions) -> LaunchPlan:
     if nproc == 1:
         single = dataclasses.replace(opts, nproc=None)
         return LaunchPlan(nproc=1, torchrun=False, automatic=automatic, options=single, memory_checked=checked)
-    from redline.commands.train import check_launch  # heavy (torch, Isaac Lab's configs): after the quick checks
+    from redline.commands import preflight  # heavy (torch, Isaac Lab's configs): after the quick checks
 
-    check_launch(dataclasses.replace(opts, nproc=nproc))  # bad input fails here once, not in every rank
+    preflight.check_launch(dataclasses.replace(opts, nproc=nproc))  # bad input fails here once, not in every rank
     worker = dataclasses.replace(opts, nproc=None, distributed=True)
     return LaunchPlan(nproc=nproc, torchrun=True, automatic=automatic, options=worker, memory_checked=checked)
 
@@ -139,9 +139,9 @@ def _arrangement(opts: TrainOptions) -> tuple[int, TrainOptions]:
     split (:func:`auto_nproc`); ``opts.run.num_envs`` (or the task's default) is the total."""
     if opts.learner != "redline":
         return 1, opts
-    from redline.commands.train import prepare  # heavy (torch, Isaac Lab's configs): after the quick checks
+    from redline.commands import preflight  # heavy (torch, Isaac Lab's configs): after the quick checks
 
-    prepared = prepare(opts)  # validates the options once, in this process, before any rank starts
+    prepared = preflight.prepare(opts)  # validates the options once, in this process, before any rank starts
     if prepared.device != "cpu":
         return 1, opts
     total = prepared.env_cfg.scene.num_envs

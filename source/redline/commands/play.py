@@ -11,9 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from redline.envs.prepare import prepare_env
+import torch
+
+from redline.envs.prepare import prepare_env, runner_cfg_dict
+from redline.envs.simulator import isaaclab_env
 from redline.errors import OutputError, UserError
-from redline.media.video import VIDEO_FPS
+from redline.learning.rollout import rollout
+from redline.media import video
+from redline.media.export import export_policy
+from redline.media.video import MAX_TILES, VIDEO_FPS
 from redline.options import PlayOptions
 from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
 
@@ -62,8 +68,6 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
         checkpoint = load_checkpoint(ckpt_path)
     video_envs = None
     if opts.video:
-        from redline.media.video import MAX_TILES
-
         video_envs = MAX_TILES  # every env is ray-traced; more would only cost time
     prepared = prepare_env(opts.run, play=True, default_num_envs=video_envs)
     env_task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
@@ -71,12 +75,9 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
         ckpt_path = resolve_checkpoint(opts.checkpoint, opts.run.log_root / agent_cfg.experiment_name)
         checkpoint = load_checkpoint(ckpt_path)
 
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
     from rsl_rl.runners import OnPolicyRunner
-
-    from redline.envs.prepare import runner_cfg_dict
-    from redline.envs.simulator import isaaclab_env
-    from redline.media.export import export_policy
 
     print(f"[redline] playing {env_task} with {ckpt_path} ({env_cfg.scene.num_envs} envs on {device})", flush=True)
     export_dir = ckpt_path.parent / "exported" / ckpt_path.stem  # one folder per checkpoint: model_<it>/
@@ -108,8 +109,6 @@ def _rollout_recorded(vec_env: Any, policy: Any, steps: int, path: Path) -> Epis
     that vanished) is an :class:`OutputError` naming it (exit 74), and the cut mp4, unplayable without its index, is
     removed; the export written before is kept.
     """
-    from redline.media import video
-
     every = max(1, round(1.0 / (VIDEO_FPS * vec_env.unwrapped.step_dt)))
     try:
         recorder = video.NewtonVideoRecorder(path, fps=round(1.0 / (every * vec_env.unwrapped.step_dt)))
@@ -139,10 +138,6 @@ def play_episodes(
     """Step ``vec_env`` with ``policy`` for ``steps`` steps through the one rollout loop
     (:func:`redline.learning.rollout.rollout`), printing each finished episode; ``after_step(i)`` is called after
     step ``i``."""
-    import torch
-
-    from redline.learning.rollout import rollout
-
     stats = EpisodeStats()
     n = vec_env.num_envs
     ret = torch.zeros(n, device=vec_env.device)

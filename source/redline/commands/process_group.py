@@ -12,6 +12,9 @@ import dataclasses
 import datetime
 import os
 
+import torch
+import torch.distributed as dist
+
 from redline.errors import UserError
 from redline.host import cores_per_process
 
@@ -55,8 +58,6 @@ def init(device: str | None, timeout_s: float) -> DistContext:
         )
     if timeout_s <= 0:
         raise UserError(f"--dist_timeout: must be > 0 seconds, got {timeout_s:g}")
-    import torch
-    import torch.distributed as dist
 
     rank, world, local = (_rank_variable(k) for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
     if world < 1 or not 0 <= rank < world:
@@ -101,15 +102,11 @@ def _rank_variable(name: str) -> int:
 
 def shutdown() -> None:
     """Leave the process group (if one was joined)."""
-    import torch.distributed as dist
-
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
 
 
 def barrier() -> None:
     """Wait for every rank (a no-op without a process group)."""
-    import torch.distributed as dist
-
     if dist.is_available() and dist.is_initialized():
         dist.barrier()

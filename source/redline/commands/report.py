@@ -230,9 +230,11 @@ def _split(ax: Any, run: Run) -> None:
 
 def render(runs: Sequence[Run], out_dir: Path) -> list[Path]:
     """Write :data:`FIGURES` for one run (or two, overlaid) into ``out_dir``; returns their paths."""
+    # optional and heavy: matplotlib, only to draw a figure
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
+    # optional and heavy: matplotlib, only to draw a figure
     import matplotlib.pyplot as plt
 
     out_dir.mkdir(parents=True, exist_ok=True)

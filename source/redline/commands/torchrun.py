@@ -40,16 +40,17 @@ STUCK_S = 20.0
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run torchrun with ``argv`` (its own command line); returns the exit status."""
-    from torch.distributed import run as torchrun
+    # heavy: torch, not before the CLI has parsed
+    from torch.distributed import run as torch_run
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.elastic.rendezvous.api import RendezvousError, RendezvousTimeoutError
 
     os.environ.setdefault("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1")  # a fresh worker store per round (docstring)
-    args = torchrun.parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = torch_run.parse_args(list(sys.argv[1:] if argv is None else argv))
     threading.Thread(target=_watch_workers, args=(args.rdzv_endpoint,), daemon=True).start()
     try:
-        torchrun.run(args)
+        torch_run.run(args)
     except ChildFailedError as exc:
         rank, failure = exc.get_first_failure()
         where = f"rank {rank} (local rank {failure.local_rank} on {args.local_addr or 'this node'})"

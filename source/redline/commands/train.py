@@ -2,108 +2,27 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import Any
 
-from redline.commands import process_group as distributed
+from redline.commands import preflight, process_group
 from redline.commands.process_group import DistContext
 from redline.commands.train_resume import RESUME_NEVER, ResumePlan, plan_resume
-from redline.envs import memory
-from redline.envs.memory import ranks_on_host
-from redline.envs.prepare import PreparedEnv, physics_overrides, prepare_env
+from redline.envs.prepare import PreparedEnv, runner_cfg_dict
+from redline.envs.simulator import isaaclab_env
 from redline.errors import ExpectedExit, OutputError, UserError
-from redline.learning.limits import check_rollout
+from redline.media.training_clips import TrainingVideo
 from redline.options import TrainOptions
 from redline.outputs import elastic, run_record
-from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
-from redline.outputs.folders import check_writable, new_run_dir, remove_if_empty_run
+from redline.outputs.checkpoints import load_checkpoint
+from redline.outputs.folders import new_run_dir, remove_if_empty_run
 from redline.outputs.metrics import read_records
 from redline.outputs.summary import summary_lines
-from redline.runners.make import LEARNERS
+from redline.runners.make import RunnerRequest, make_runner
 from redline.runners.peer_stop import PeerStops
 from redline.runners.stop import STARTUP, Stopped, StopRequest
-from redline.runners.writers import check_logger, set_logger
 from redline.telemetry.verdict import PHASES
-from redline.validation import check_choice
-
-
-def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
-    """Validate ``opts`` and return the task's configs with them applied (:func:`redline.envs.prepare.prepare_env`).
-
-    Args:
-        opts: the options.
-        ctx: this rank's place in a process group (None: a single process). Each rank gets ``num_envs`` envs whose
-            global ids start at ``rank * num_envs``; where the seed goes on each rank:
-            :func:`redline.seeding.plan.seed_plan`.
-    """
-    check_choice("--learner", opts.learner, LEARNERS, "learner")  # --precision, --profile: TrainOptions checks them
-    run = opts.run if ctx is None else dataclasses.replace(opts.run, device=ctx.device)
-    prepared = prepare_env(run, rank=0 if ctx is None else ctx.rank)
-    if opts.distributed_or_nproc and opts.learner == "rsl_rl" and prepared.device == "cpu":
-        raise UserError("--learner: rsl_rl's multi-process training needs CUDA (NCCL); on CPU use --learner redline")
-    if opts.max_iterations is not None:
-        prepared.agent_cfg.max_iterations = opts.max_iterations
-    logger = opts.logger if opts.logger is not None else prepared.agent_cfg.logger
-    check_logger(logger, "--logger" if opts.logger is not None else "agent.logger")  # package, credentials
-    set_logger(prepared.agent_cfg, opts.logger, opts.log_project_name)
-    world = ctx.world_size if ctx is not None else (opts.nproc or 1)
-    _check_shape(opts, prepared, world)
-    if not opts.no_memory_check:
-        ranks = opts.nproc or (ranks_on_host() if ctx is not None else 1)
-        memory.check_run(prepared.task, _physics(opts, prepared), prepared.device, rollout_shape(prepared), ranks)
-    if ctx is None or ctx.rank == 0:  # created and test-written before the simulator starts
-        check_writable(opts.run.log_root / prepared.agent_cfg.experiment_name, "--log_root")
-    return prepared
-
-
-def _check_shape(opts: TrainOptions, prepared: PreparedEnv, world: int) -> None:
-    """Minibatches against the rollout: the redline learner partitions all ranks' transitions, rsl_rl each rank's."""
-    agent = prepared.agent_cfg
-    envs = prepared.env_cfg.scene.num_envs * (world if opts.learner == "redline" else 1)
-    check_rollout(agent.num_steps_per_env, envs, agent.algorithm.num_mini_batches)
-
-
-def _physics(opts: TrainOptions, prepared: PreparedEnv) -> str | None:
-    """The physics preset the run uses (None: the task's own default)."""
-    tokens = physics_overrides(prepared.task, prepared.device, opts.run.overrides)
-    chosen = [t.partition("=")[2] for t in tokens if t.partition("=")[0] == "physics"]
-    return chosen[-1] if chosen else "newton_mjwarp"
-
-
-def rollout_shape(prepared: PreparedEnv) -> memory.RolloutShape:
-    """The rollout's sizes from the final configs; an observation size known only once the env exists (a
-    manager-based task) counts as :data:`UNKNOWN_OBS` floats."""
-    env, agent = prepared.env_cfg, prepared.agent_cfg
-    hidden = max((tuple(getattr(agent, r).hidden_dims) for r in ("actor", "critic")), key=sum, default=(256,))
-    return memory.RolloutShape(
-        num_envs=env.scene.num_envs,
-        num_steps=agent.num_steps_per_env,
-        obs_dim=_size(getattr(env, "observation_space", None), UNKNOWN_OBS),
-        critic_obs_dim=_size(getattr(env, "state_space", None), 0),
-        action_dim=_size(getattr(env, "action_space", None), UNKNOWN_ACTIONS),
-        num_mini_batches=agent.algorithm.num_mini_batches,
-        hidden_dims=tuple(int(h) for h in hidden),
-    )
-
-
-UNKNOWN_OBS, UNKNOWN_ACTIONS = 256, 32
-"""Observation and action sizes assumed where the config does not give them as numbers."""
-
-
-def _size(space: Any, unknown: int) -> int:
-    return space if isinstance(space, int) and not isinstance(space, bool) and space >= 0 else unknown
-
-
-def check_launch(opts: TrainOptions) -> None:
-    """Validate a multi-process run's options in the launching process, before torchrun starts the ranks."""
-    prepared = prepare(opts)
-    _learner_cfg(opts, prepared.agent_cfg)
-    if opts.resume not in (None, RESUME_NEVER):  # a checkpoint that cannot be resumed (NaN weights, ...) fails here
-        load_checkpoint(
-            resolve_checkpoint(opts.resume, opts.run.log_root / prepared.agent_cfg.experiment_name), "cpu", "--resume"
-        )
 
 
 def train(opts: TrainOptions, stop: StopRequest | None = None) -> Path | None:
@@ -120,7 +39,7 @@ def train(opts: TrainOptions, stop: StopRequest | None = None) -> Path | None:
         stop = StopRequest(STARTUP)
         with stop.installed():
             return train(opts, stop)
-    ctx = distributed.init(opts.run.device, opts.dist_timeout) if opts.distributed else None
+    ctx = process_group.init(opts.run.device, opts.dist_timeout) if opts.distributed else None
     if ctx is not None:  # a rank stopped outside the loop stops every rank (redline.runners.peer_stop)
         stop.join_group(PeerStops.of_process_group())
     try:
@@ -133,21 +52,21 @@ def train(opts: TrainOptions, stop: StopRequest | None = None) -> Path | None:
     finally:
         if ctx is not None:
             stop.leave_group()
-            distributed.shutdown()
+            process_group.shutdown()
 
 
 def _train(opts: TrainOptions, ctx: DistContext | None, stop: StopRequest) -> Path | None:
-    prepared = prepare(opts, ctx)
+    prepared = preflight.prepare(opts, ctx)
     device, env_cfg, agent_cfg = prepared.device, prepared.env_cfg, prepared.agent_cfg
     main = ctx is None or ctx.rank == 0
-    learner_cfg = _learner_cfg(opts, agent_cfg)  # a config error surfaces before the simulator starts
+    learner_cfg = preflight.learner_cfg(opts, agent_cfg)  # a config error surfaces before the simulator starts
     fingerprint = run_fingerprint(opts, prepared, 1 if ctx is None else ctx.world_size)
     plan = plan_resume(opts.resume, opts.run.log_root / agent_cfg.experiment_name, ctx, fingerprint)
     resume_path = plan.checkpoint
     checkpoint = None if resume_path is None else load_checkpoint(resume_path, device, "--resume")
     start = -1 if checkpoint is None else int(checkpoint["iter"])
     agent_cfg.max_iterations = plan.iterations(None if checkpoint is None else start, agent_cfg.max_iterations)
-    distributed.barrier()  # every rank has its checkpoint before rank 0 creates the new run folder
+    process_group.barrier()  # every rank has its checkpoint before rank 0 creates the new run folder
     run_dir = lock = None
     if main:
         run_dir = _open_run_dir(opts, plan, fingerprint, start, agent_cfg)
@@ -173,16 +92,6 @@ def _train(opts: TrainOptions, ctx: DistContext | None, stop: StopRequest) -> Pa
         split = ", ".join(f"{k.removesuffix('_s')} {last[k]:.3f} s" for k in PHASES if last.get(k) is not None)
         print(f"[redline] last iteration: {split}; {last['bottleneck']}: try {last['next_action']}", flush=True)
     return run_dir
-
-
-def _learner_cfg(opts: TrainOptions, agent_cfg: Any) -> Any:
-    """The redline learner's config from the agent config (None for rsl_rl)."""
-    if opts.learner != "redline":
-        return None
-    from redline.envs.prepare import runner_cfg_dict
-    from redline.learning import PPOConfig
-
-    return PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision, capture=opts.capture)
 
 
 def run_fingerprint(opts: TrainOptions, prepared: PreparedEnv, world: int) -> str:
@@ -246,12 +155,9 @@ def _run(
     stop: StopRequest,
 ) -> float:
     """Build the env and train on it; returns the training seconds."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab.utils.io import dump_yaml
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
-
-    from redline.envs.prepare import runner_cfg_dict
-    from redline.envs.simulator import isaaclab_env
-    from redline.runners.make import RunnerRequest, make_runner
 
     task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
     if run_dir is not None:
@@ -274,8 +180,6 @@ def _run(
     with isaaclab_env(task, env_cfg) as env:
         video = None
         if opts.video and run_dir is not None:  # rank 0 records; below rsl_rl's wrapper, where Isaac Lab puts it
-            from redline.media.training_clips import TrainingVideo
-
             env = video = TrainingVideo(env, run_dir / "videos" / "train", opts.video_length, opts.video_interval)
         clips = None if video is None else video.take_finished
         vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)

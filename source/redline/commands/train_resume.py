@@ -23,6 +23,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import torch
+import torch.distributed as dist
+
 from redline.commands.process_group import DistContext
 from redline.errors import UserError
 from redline.outputs import elastic, run_record
@@ -63,8 +66,6 @@ def plan_resume(spec: str | None, experiment_dir: Path, ctx: DistContext | None,
     attempt = elastic.Attempt.from_environ() if ctx is not None else None
     if ctx is None:
         return _plan(spec, experiment_dir, None, fingerprint)
-    import torch
-    import torch.distributed as dist
 
     if attempt is not None:
         # a restart on any node restarts every node, but only the agents that saw a worker fail count it (the

@@ -22,6 +22,7 @@ import dataclasses
 import itertools
 import os
 from pathlib import Path
+from typing import Any
 
 from redline.errors import UserError
 
@@ -156,6 +157,7 @@ def gpu_available_bytes(device: str) -> int | None:
     """Free memory of a CUDA device (None on the CPU)."""
     if not device.startswith("cuda"):
         return None
+    # heavy: torch, not before the CLI has parsed
     import torch
 
     free, _ = torch.cuda.mem_get_info(torch.device(device))
@@ -190,6 +192,29 @@ def check_env_count(task: str, num_envs: int, ranks: int = 1) -> None:
     needed = footprint(task, None).bytes(num_envs) * ranks
     what = f"{num_envs} envs of {task}{_each(ranks)}"
     refuse_if_too_big("--num_envs", what, needed, host_available_bytes(), "this host")
+
+
+def rollout_shape(env_cfg: Any, agent_cfg: Any) -> RolloutShape:
+    """The rollout's sizes from a task's final env and agent configs; an observation size known only once the env
+    exists (a manager-based task) counts as :data:`UNKNOWN_OBS` floats."""
+    hidden = max((tuple(getattr(agent_cfg, r).hidden_dims) for r in ("actor", "critic")), key=sum, default=(256,))
+    return RolloutShape(
+        num_envs=env_cfg.scene.num_envs,
+        num_steps=agent_cfg.num_steps_per_env,
+        obs_dim=_size(getattr(env_cfg, "observation_space", None), UNKNOWN_OBS),
+        critic_obs_dim=_size(getattr(env_cfg, "state_space", None), 0),
+        action_dim=_size(getattr(env_cfg, "action_space", None), UNKNOWN_ACTIONS),
+        num_mini_batches=agent_cfg.algorithm.num_mini_batches,
+        hidden_dims=tuple(int(h) for h in hidden),
+    )
+
+
+UNKNOWN_OBS, UNKNOWN_ACTIONS = 256, 32
+"""Observation and action sizes assumed where the config does not give them as numbers."""
+
+
+def _size(space: Any, unknown: int) -> int:
+    return space if isinstance(space, int) and not isinstance(space, bool) and space >= 0 else unknown
 
 
 def _each(ranks: int) -> str:

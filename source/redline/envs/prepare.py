@@ -8,6 +8,7 @@ owns them; nothing here writes to a config the caller passed in.
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 from typing import Any
 
 from redline.device import resolve_device
@@ -78,6 +79,7 @@ def prepare_env(
     agent_cfg.device = device
     agent_cfg.seed = seeds.agent
     check_settings(env_cfg, agent_cfg, run.overrides)  # before any simulator starts
+    # heavy: Isaac Lab (physics.support reads its sensor and terrain configs)
     from redline.physics.support import check_supported
 
     check_supported(env_cfg, device)  # physics=mujoco_cpu: a sensor or terrain it cannot simulate
@@ -98,10 +100,17 @@ def physics_overrides(task: str, device: str, overrides: tuple[str, ...]) -> lis
     return [*overrides, f"physics={CPU_PHYSICS}"]
 
 
+def physics_preset(task: str, device: str, overrides: tuple[str, ...]) -> str:
+    """The physics preset a run of ``task`` on ``device`` uses (:func:`physics_overrides`; ``newton_mjwarp``, the
+    tasks' own default, where no ``physics=`` token chooses one)."""
+    tokens = physics_overrides(task, device, overrides)
+    chosen = [t.partition("=")[2] for t in tokens if t.partition("=")[0] == "physics"]
+    return chosen[-1] if chosen else "newton_mjwarp"
+
+
 def runner_cfg_dict(agent_cfg: Any) -> dict:
     """The ``train_cfg`` dict rsl_rl's runners take, with Isaac Lab's version shims applied to a copy."""
-    import importlib.metadata
-
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
 
     cfg = agent_cfg.copy()

@@ -12,10 +12,11 @@ PLAY_SUFFIX = "-Play"
 
 
 def _registry() -> dict[str, Any]:
+    # heavy: gymnasium (~0.3 s), not before the CLI has parsed
     import gymnasium as gym
 
     import redline_tasks  # noqa: F401  (registers the Redline-* tasks; light)
-    from redline.physics.any_task import offer_on_registered_tasks
+    from redline.physics.any_task import offer_on_registered_tasks  # heavy here: its module __getattr__ loads gymnasium
 
     offer_on_registered_tasks()  # physics=mujoco_cpu on tasks registered since (microseconds per task)
     return gym.registry
@@ -23,7 +24,7 @@ def _registry() -> dict[str, Any]:
 
 def redline_task_ids() -> list[str]:
     """Every registered ``Redline-*`` task id, sorted."""
-    from redline_tasks import TASK_PREFIX
+    from redline_tasks import TASK_PREFIX  # registers every task: on first use, not when the CLI starts
 
     return sorted(task for task in _registry() if task.startswith(TASK_PREFIX))
 
@@ -68,6 +69,7 @@ def load_cfgs(task: str, agent_entry_point: str, overrides: list[str]) -> tuple[
     Every override must name an existing field and keep its type (Isaac Lab would silently add a misspelt
     field or store ``"abc"`` in an int). Returns new config objects on every call, so callers may change them.
     """
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_tasks.utils import resolve_task_config
 
     if agent_entry_point not in _registry()[task].kwargs:
@@ -155,7 +157,7 @@ def _kind_name(default: Any) -> str:
 def apply_seeding(env_cfg: Any, strategy: str | None) -> None:
     """Set ``env_cfg.seeding.strategy`` (``--seeding``) and check the result (an override may have set it too);
     tasks without per-env seeding accept only ``shared``."""
-    from redline.seeding import check_seed, parse_strategy
+    from redline.seeding import check_seed, parse_strategy  # heavy (torch): the CLI lists tasks without it
 
     if hasattr(env_cfg, "seeding"):
         if strategy is not None:

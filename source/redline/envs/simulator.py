@@ -23,6 +23,7 @@ def isaaclab_env(task: str, env_cfg: Any, device: str | None = None, visualizer:
     An :class:`~redline.errors.ExpectedExit` (bad input, a stop on SIGTERM) raised while building the env or in the
     block leaves it as it is (one line, no traceback from the launcher).
     """
+    # heavy: Isaac Lab, imported only once the simulator is needed
     import gymnasium as gym
     from isaaclab.app import launch_simulation
 

@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+import torch.distributed as dist
+from torch.distributed import distributed_c10d
 
 from redline.errors import UserError
 
@@ -69,8 +71,6 @@ class Communicator:
     def from_process_group(cls, device: torch.device | str, timeout_s: float) -> Communicator:
         """The communicator of the initialised default process group (torchrun's ``LOCAL_WORLD_SIZE`` gives the
         ranks per node)."""
-        import torch.distributed as dist
-
         per_node = os.environ.get("LOCAL_WORLD_SIZE", "")
         return cls(
             dist.get_rank(), dist.get_world_size(), device, timeout_s, int(per_node) if per_node.isdigit() else 0
@@ -90,8 +90,6 @@ class Communicator:
     def all_reduce_(self, buf: torch.Tensor, op: str = "sum") -> torch.Tensor:
         """Reduce ``buf`` over all ranks in place (``op``: ``sum`` or ``max``); returns it."""
         if self.distributed:
-            import torch.distributed as dist
-
             reduce_op = dist.ReduceOp.SUM if op == "sum" else dist.ReduceOp.MAX
             self._run("all_reduce", lambda: dist.all_reduce(buf, op=reduce_op))
         return buf
@@ -100,7 +98,6 @@ class Communicator:
         """Every rank's ``x`` (same shape on all ranks), stacked in rank order: ``(world_size, *x.shape)``."""
         if not self.distributed:
             return x.unsqueeze(0)
-        import torch.distributed as dist
 
         parts = [torch.empty_like(x) for _ in range(self.world_size)]
         self._run("all_gather", lambda: dist.all_gather(parts, x.contiguous()))
@@ -111,7 +108,6 @@ class Communicator:
         (CPU tensors: NCCL moves the pickled bytes through this rank's current CUDA device)."""
         if not self.distributed:
             return [obj]
-        import torch.distributed as dist
 
         out: list[Any] | None = [None] * self.world_size if self.rank == 0 else None
         self._run("gather_object", lambda: dist.gather_object(obj, out, dst=0))
@@ -121,7 +117,6 @@ class Communicator:
         """Overwrite ``tensors`` in place with rank ``src``'s (start of training: one call per tensor)."""
         if not self.distributed:
             return
-        import torch.distributed as dist
 
         for t in tensors:
             moved = t if t.device == self.device else t.to(self.device)
@@ -194,8 +189,6 @@ def lost_ranks(rank: int, world_size: int, wait_s: float = 5.0) -> list[int] | N
 def _check_in(rank: int, world_size: int, wait_s: float, answer: list[list[int] | None]) -> None:
     """:func:`lost_ranks`'s store traffic; leaves its result in ``answer[0]`` (None: the store is unreachable)."""
     try:
-        from torch.distributed import distributed_c10d
-
         store = distributed_c10d._get_default_store()
         store.set(f"redline/alive/{rank}", "1")
     except Exception:

@@ -20,8 +20,9 @@ from typing import Any, Protocol
 import gymnasium as gym
 import torch
 
-from redline.media.video import VIDEO_FPS
+from redline.media.video import VIDEO_FPS, NewtonVideoRecorder
 from redline.options import VIDEO_INTERVAL, VIDEO_LENGTH
+from redline.outputs.metrics import warn_once
 
 
 class Recorder(Protocol):
@@ -47,6 +48,7 @@ class TrainingClip:
 
     def frames(self) -> torch.Tensor:
         """Its frames, ``(T, H, W, 3)`` uint8 RGB."""
+        # optional: PyAV, only to encode a video
         import av
         import numpy as np
 
@@ -57,8 +59,6 @@ class TrainingClip:
 
 def newton_recorder(path: Path, fps: int) -> Recorder:
     """The default recorder: Newton's Warp ray tracer over the running simulation."""
-    from redline.media.video import NewtonVideoRecorder
-
     return NewtonVideoRecorder(path, fps)
 
 
@@ -124,8 +124,6 @@ class TrainingVideo(gym.Wrapper):
 
     def _fail(self, exc: OSError) -> None:
         """Drop the clip being recorded and record no more; said once on stderr."""
-        from redline.outputs.metrics import warn_once
-
         self.failed = True
         recorder, self._recorder = self._recorder, None
         if recorder is not None:

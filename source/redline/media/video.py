@@ -56,6 +56,7 @@ def show_collision_shapes(model: Any, state: Any) -> bool:
     geometry only, as the Go1's converted MJCF: Newton flags them collide-only, and the camera saw an empty floor),
     and rebuild the shape BVH the tracer walks from ``state``. Only the ``VISIBLE`` bit changes; collisions do not
     read it. Returns whether anything changed."""
+    # heavy: Warp/Newton, imported only once the simulator runs
     from newton import ShapeFlags
 
     visible = int(ShapeFlags.VISIBLE)
@@ -78,6 +79,7 @@ class NewtonVideoRecorder:
     """
 
     def __init__(self, path: Path, fps: int) -> None:
+        # heavy: Isaac Lab, imported only once the simulator is needed
         import av
         import warp
         from isaaclab_newton.physics.newton_manager import NewtonManager
@@ -121,6 +123,7 @@ class NewtonVideoRecorder:
 
     def render(self) -> np.ndarray:
         """The current frame, ``(rows * 240, cols * 320, 3)`` uint8 RGB."""
+        # heavy: Warp/Newton, imported only once the simulator runs
         from newton.sensors import SensorTiledCamera
 
         state = self._manager.get_state_0()
@@ -141,6 +144,7 @@ class NewtonVideoRecorder:
 
     def capture(self) -> None:
         """Render the current state and append it to the video."""
+        # optional: PyAV, only to encode a video
         import av
 
         frame = av.VideoFrame.from_ndarray(self.render(), format="rgb24")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ def save_atomic(obj: Any, path: str | os.PathLike[str]) -> None:
         OutputError: the file could not be written (a full disk, a removed folder, ...): the temporary file is
             removed and the checkpoints already in the folder are untouched.
     """
+    # heavy: torch, not before the CLI has parsed
     import torch
 
     path = Path(path)
@@ -61,8 +63,6 @@ with its temporary file written but not yet renamed, so a ``kill -9`` can land m
 def _fault_pause() -> None:
     seconds = os.environ.get(FAULT_PAUSE_ENV)
     if seconds:
-        import time
-
         time.sleep(float(seconds))
 
 
@@ -71,6 +71,7 @@ def load_checkpoint(
 ) -> dict[str, Any]:
     """Load a checkpoint with ``weights_only=True``; a missing, unreadable or foreign file, or one holding NaN or Inf
     (a policy that cannot be played, exported or resumed), is a :class:`UserError` naming ``option``."""
+    # heavy: torch, not before the CLI has parsed
     import torch
 
     path = Path(path)
@@ -98,6 +99,7 @@ def load_checkpoint(
 def first_nonfinite(state: Any, name: str = "") -> str | None:
     """The first floating-point tensor in ``state`` (nested dicts, lists, tuples) that holds NaN or Inf, as
     ``<key>.<key> (N NaN, M Inf of K)``; None when every one is finite."""
+    # heavy: torch, not before the CLI has parsed
     import torch
 
     if isinstance(state, torch.Tensor):

@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from redline.errors import OutputError, describe
+from redline.errors import OutputError, UserError, describe
 
 TB_TAGS = {
     "mean_reward": "Train/mean_reward",
@@ -72,8 +72,6 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     Raises:
         UserError: any other line is not a JSON iteration record (naming the file and line).
     """
-    from redline.errors import UserError
-
     text = path.read_text(encoding="utf-8")
     lines = text.split("\n")
     if lines[-1].strip():
@@ -171,6 +169,7 @@ class MetricsLog:
             print(f"[redline] {text}", flush=True)
             return
         if self._progress is None:
+            # optional: rich, only to draw a progress bar
             from rich.progress import BarColumn, Progress, TextColumn
 
             self._progress = Progress(TextColumn("[bold]train"), BarColumn(), TextColumn("{task.description}"))

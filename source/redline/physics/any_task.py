@@ -44,6 +44,7 @@ def offer_on_registered_tasks() -> int:
     """Point every registered task's env config entry at :func:`load_env_cfg` and its rsl_rl agent entry at
     :func:`load_agent_cfg`; returns how many entries were changed (entries done before, redline's own env entries,
     YAML configs and ids with ``:`` are left as they are)."""
+    # heavy: gymnasium (~0.3 s), not before the CLI has parsed
     import gymnasium as gym
 
     changed = 0
@@ -66,8 +67,10 @@ def offer_on_registered_tasks() -> int:
 
 def load_env_cfg(task_id: str) -> Any:
     """The env config of ``task_id`` from its original entry point, with ``mujoco_cpu`` offered."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
 
+    # heavy: Isaac Lab (the offer builds its physics configs)
     from .offer import offer_mujoco_cpu
 
     return offer_mujoco_cpu(load_cfg_from_registry(task_id, ORIGINAL_KEY))
@@ -76,6 +79,7 @@ def load_env_cfg(task_id: str) -> Any:
 def load_agent_cfg(task_id: str, key: str) -> Any:
     """The agent config of ``task_id`` from its original entry point; on a machine without CUDA its ``device``
     (rsl_rl's default ``cuda:0``, which cannot run there) becomes ``cpu``, so ``--device cpu`` alone trains."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     import torch
     from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
 
@@ -89,6 +93,7 @@ def load_agent_cfg(task_id: str, key: str) -> Any:
 def __getattr__(name: str) -> Any:
     """``redline.physics.any_task:<task id>`` (env) or ``:<task id>@<key>`` (agent), the entries
     :func:`offer_on_registered_tasks` writes: a callable Isaac Lab calls to build that config."""
+    # heavy: gymnasium (~0.3 s), not before the CLI has parsed
     import gymnasium as gym
 
     task_id, _, key = name.partition(AGENT_SEPARATOR)

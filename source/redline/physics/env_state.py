@@ -30,6 +30,8 @@ from typing import Any
 
 import torch
 
+from redline.physics.sim_state import gather_sim_state, restore_sim_state
+
 DIRECT_ENV_BUFFERS = ("episode_length_buf", "reset_buf", "reset_terminated", "reset_time_outs")
 """Per-env buffers every Isaac Lab ``DirectRLEnv`` carries from one step to the next."""
 DIRECT_ENV_COUNTERS = ("common_step_counter", "_sim_step_counter")
@@ -52,6 +54,7 @@ through the managers' term lists), callback handles."""
 def _stateful_types() -> tuple[type, ...]:
     """Isaac Lab's objects whose attributes are per-run state: managers, their (class-based) terms and term configs,
     observation history buffers, noise models and modifiers."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab.managers import ManagerBase, ManagerTermBase, ManagerTermBaseCfg
     from isaaclab.utils.buffers import CircularBuffer
     from isaaclab.utils.modifiers import ModifierBase
@@ -63,6 +66,7 @@ def _stateful_types() -> tuple[type, ...]:
 def _leaves(obj: Any, path: str, kinds: tuple[type, ...], seen: set[int]) -> Iterator[tuple[str, Any, Any, Any]]:
     """``(path, container, key, value)`` for every tensor, warp array, number or None reached from ``obj`` through
     dicts, lists, tuples and objects of ``kinds``; each object once (views keep their own path)."""
+    # heavy: Warp/Newton, imported only once the simulator runs
     import warp as wp
 
     if id(obj) in seen:
@@ -84,6 +88,7 @@ def _leaves(obj: Any, path: str, kinds: tuple[type, ...], seen: set[int]) -> Ite
 
 def gather_walked(roots: dict[str, Any], kinds: tuple[type, ...]) -> dict[str, Any]:
     """The tensors (warp arrays as tensors) and numbers reached from ``roots`` (see :func:`_leaves`), by path."""
+    # heavy: Warp/Newton, imported only once the simulator runs
     import warp as wp
 
     out: dict[str, Any] = {}
@@ -104,6 +109,7 @@ def restore_walked(roots: dict[str, Any], kinds: tuple[type, ...], state: dict[s
     Raises:
         ValueError: ``state`` names a path the live objects do not have (another task).
     """
+    # heavy: Warp/Newton, imported only once the simulator runs
     import warp as wp
 
     live: dict[str, tuple[Any, Any, Any]] = {}
@@ -129,6 +135,7 @@ def restore_walked(roots: dict[str, Any], kinds: tuple[type, ...], state: dict[s
 def _manager_roots(env: Any) -> dict[str, Any]:
     """A manager-based env's managers (command, event, action, observation, reward, termination, curriculum,
     recorder: every ``*_manager`` attribute) by name; none for a direct env."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab.managers import ManagerBase
 
     return {k: v for k, v in vars(env).items() if k.endswith("_manager") and isinstance(v, ManagerBase)}
@@ -152,9 +159,8 @@ def _scene_roots(env: Any) -> dict[str, Any]:
 def gather_env_state(env: Any, task_buffers: tuple[str, ...]) -> dict[str, Any]:
     """The state of the direct env ``env`` (unwrapped) and of its simulator; ``task_buffers``: the task's own
     per-env attributes to keep (those it does not have yet, before a first step, are left out)."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab.physics import PhysicsManager
-
-    from redline.physics.sim_state import gather_sim_state
 
     names = (*DIRECT_ENV_BUFFERS, *task_buffers)
     buffers = {name: _clone(getattr(env, name)) for name in names if hasattr(env, name)}
@@ -176,9 +182,8 @@ def restore_env_state(env: Any, state: dict[str, Any]) -> None:
     Raises:
         ValueError: ``state`` does not fit this env's scene.
     """
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab.physics import PhysicsManager
-
-    from redline.physics.sim_state import restore_sim_state
 
     restore_sim_state(env, state["sim"])
     restore_walked(_manager_roots(env), _stateful_types(), state.get("managers", {}))

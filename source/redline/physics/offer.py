@@ -25,6 +25,7 @@ def offer_mujoco_cpu(cfg: Any) -> Any:
     """``cfg`` with a ``mujoco_cpu`` choice in every preset group that offers ``newton_mjwarp`` (at any depth,
     inside other groups' choices too). Groups are replaced by copies, never edited: their choices may be shared
     class-level objects. Returns ``cfg`` itself unless ``cfg`` is a preset group; a second call changes nothing."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_tasks.utils import PresetCfg
 
     return _offer(cfg, PresetCfg, set())
@@ -53,6 +54,7 @@ def preset_options(group: Any) -> dict[str, Any]:
 def mujoco_cpu_twin(value: Any) -> Any:
     """The ``mujoco_cpu`` choice beside a ``newton_mjwarp`` one: the MuJoCo-C physics for a MuJoCo-Warp
     ``NewtonCfg`` (or a ``SimulationCfg`` holding one), a copy of anything else; None for another physics engine."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab.physics import PhysicsCfg
     from isaaclab.sim import SimulationCfg
     from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg
@@ -124,6 +126,7 @@ def _children(node: Any) -> Iterator[tuple[Any, Any]]:
 
 def _group_like(group: Any, options: dict[str, Any]) -> Any:
     """A new preset group of ``group``'s class (a subclass, same name) whose choices are exactly ``options``."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab.utils import configclass
 
     cls = type(group)

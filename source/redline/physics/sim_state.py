@@ -53,6 +53,7 @@ class UnsupportedSimState(Exception):
 
 
 def _backend() -> Any:
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_newton.physics import NewtonManager
 
     backend = getattr(NewtonManager, "backend", None)
@@ -75,12 +76,14 @@ def _world_split(model: Any, name: str, num_worlds: int) -> tuple[int, int] | No
 
 
 def _arrays(obj: Any) -> dict[str, Any]:
+    # heavy: Warp/Newton, imported only once the simulator runs
     import warp as wp
 
     return {k: v for k, v in vars(obj).items() if isinstance(v, wp.array) and v.size}
 
 
 def _by_world(prefix: str, obj: Any, model: Any, num_worlds: int) -> dict[str, torch.Tensor]:
+    # heavy: Warp/Newton, imported only once the simulator runs
     import warp as wp
 
     out: dict[str, torch.Tensor] = {}
@@ -99,6 +102,7 @@ def _by_world(prefix: str, obj: Any, model: Any, num_worlds: int) -> dict[str, t
 def _cached(data: Any) -> dict[str, tuple[Any, Any]]:
     """An articulation data object's cached buffers: name -> (warp array, its ``TimestampedBuffer`` or None for the
     previous velocities that its finite differences read)."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     import warp as wp
     from isaaclab.utils.buffers import TimestampedBuffer
 
@@ -122,6 +126,7 @@ def gather_sim_state(env: Any) -> dict[str, Any]:
     Raises:
         UnsupportedSimState: not Newton, or worlds of different sizes.
     """
+    # heavy: Warp/Newton, imported only once the simulator runs
     import warp as wp
 
     manager, backend = _backend()
@@ -152,6 +157,7 @@ def restore_sim_state(env: Any, state: dict[str, Any]) -> None:
     Raises:
         ValueError: ``state`` does not fit this simulator (another task, another env count).
     """
+    # heavy: Warp/Newton, imported only once the simulator runs
     import warp as wp
 
     manager, backend = _backend()

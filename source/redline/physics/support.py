@@ -41,6 +41,7 @@ def check_supported(env_cfg: Any, device: str) -> None:
 
 def unsupported(env_cfg: Any) -> Iterator[str]:
     """Each part of ``env_cfg`` that ``mujoco_cpu`` cannot simulate, in words with its override path."""
+    # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab.sensors import ContactSensorCfg, ImuCfg, PvaCfg
     from isaaclab.terrains import TerrainImporterCfg
 

@@ -7,6 +7,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from redline.learning.distributed import Communicator
+from redline.runners.redline_runner import RedlineRunner
+from redline.runners.rsl_rl_runner import RslRlRunner
 from redline.runners.stop import StopRequest
 from redline.runners.writers import Clip
 
@@ -58,12 +61,9 @@ def make_runner(learner: str, env: Any, request: RunnerRequest) -> Runner:
 
 
 class _Redline:
-    """:class:`~redline.runners.redline.RedlineRunner` behind :class:`Runner`."""
+    """:class:`~redline.runners.redline_runner.RedlineRunner` behind :class:`Runner`."""
 
     def __init__(self, env: Any, request: RunnerRequest) -> None:
-        from redline.learning.distributed import Communicator
-        from redline.runners.redline import RedlineRunner
-
         timeout = request.dist_timeout_s
         comm = None if timeout is None else Communicator.from_process_group(request.device, timeout)
         self.runner = RedlineRunner(
@@ -95,8 +95,6 @@ class _RslRl:
     """:class:`~redline.runners.rsl_rl_runner.RslRlRunner` behind :class:`Runner` (its own multi-GPU setup)."""
 
     def __init__(self, env: Any, request: RunnerRequest) -> None:
-        from redline.runners.rsl_rl_runner import RslRlRunner
-
         log_dir = str(request.run_dir) if request.run_dir is not None else None
         self.runner = RslRlRunner(env, request.train_cfg, log_dir=log_dir, device=request.device, videos=request.videos)
 

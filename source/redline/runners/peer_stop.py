@@ -44,6 +44,7 @@ class PeerStops:
     @classmethod
     def of_process_group(cls) -> PeerStops:
         """The default process group's store and rank (call after ``init_process_group``)."""
+        # heavy: torch, not before the CLI has parsed
         import torch.distributed as dist
         from torch.distributed import distributed_c10d
 

@@ -89,6 +89,7 @@ def _kind(logger: Any, field: str) -> str:
         return logger
     if not isinstance(logger, dict) or not isinstance(logger.get("class_name"), str):
         raise UserError(f"{field}: must be one of {', '.join(LOGGERS)} or a dict with a 'class_name', got {logger!r}")
+    # heavy: rsl_rl's utils load its log writers (seconds)
     from rsl_rl.utils import NeptuneLogWriter, WandbLogWriter, resolve_callable
 
     try:
@@ -140,11 +141,13 @@ def open_writer(run_dir: Path, train_cfg: dict | None = None, env_cfg: Any = Non
     Raises:
         UserError: the service refused to start a run (one line; checked before the simulator where possible).
     """
+    # heavy: torch, not before the CLI has parsed
     from torch.utils.tensorboard import SummaryWriter
 
     logger = "tensorboard" if train_cfg is None else train_cfg.get("logger", "tensorboard")
     if logger == "tensorboard":
         return SummaryWriter(log_dir=str(run_dir), flush_secs=10)
+    # heavy: rsl_rl's utils load its log writers (seconds)
     from rsl_rl.utils import LogWriter, resolve_class
 
     assert train_cfg is not None
@@ -191,6 +194,7 @@ class Clip(Protocol):
 def log_video(writer: Any, clip: Clip, iteration: int) -> None:
     """Log a finished training clip: uploaded through an rsl_rl ``LogWriter`` (W&B), and into TensorBoard as a video
     when moviepy (TensorBoard's encoder) is installed, else as its file path (said once on stderr)."""
+    # heavy: rsl_rl's utils load its log writers (seconds)
     from rsl_rl.utils import LogWriter
 
     if isinstance(writer, LogWriter):

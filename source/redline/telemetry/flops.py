@@ -57,6 +57,7 @@ def peak_tflops(device_name: str, bf16: bool, tf32: bool = False) -> float | Non
 
 def layer_sizes(mlp: object) -> list[int]:
     """Widths (input, hidden..., output) of the ``Linear`` layers of a ``torch.nn.Sequential`` MLP."""
+    # heavy: torch, not before the CLI has parsed
     from torch import nn
 
     linears = [m for m in mlp.modules() if isinstance(m, nn.Linear)]  # type: ignore[attr-defined]

@@ -21,6 +21,7 @@ def nvml_sampler(device: str) -> tuple[Sample, Callable[[], None]] | None:
     if not device.startswith("cuda"):
         return None
     try:
+        # optional: NVML, only on an NVIDIA host
         import pynvml
         import torch
 

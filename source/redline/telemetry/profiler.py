@@ -40,6 +40,7 @@ class IterationProfiler:
         if iteration != self.iteration:
             yield
             return
+        # heavy: torch, not before the CLI has parsed
         from torch.profiler import ProfilerActivity, profile
 
         activities = [ProfilerActivity.CPU]

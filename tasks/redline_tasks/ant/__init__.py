@@ -7,5 +7,5 @@ register_task(
     env_entry_point=f"{__name__}.ant_env:AntEnv",
     env_cfg_module=f"{__name__}.ant_env_cfg",
     env_cfg_class="AntEnvCfg",
-    agent_cfg=f"{__name__}.agents.rsl_rl_ppo_cfg:AntPPORunnerCfg",
+    agent_cfg=f"{__name__}.agents.ant_ppo_cfg:AntPPORunnerCfg",
 )

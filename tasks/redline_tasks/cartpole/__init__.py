@@ -7,9 +7,9 @@ register_task(
     env_entry_point=f"{__name__}.cartpole_env:CartpoleEnv",
     env_cfg_module=f"{__name__}.cartpole_env_cfg",
     env_cfg_class="CartpoleEnvCfg",
-    agent_cfg=f"{__name__}.agents.rsl_rl_ppo_cfg:CartpolePPORunnerCfg",
+    agent_cfg=f"{__name__}.agents.cartpole_ppo_cfg:CartpolePPORunnerCfg",
     more_agents={
-        "rsl_rl_recurrent_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_cfg:CartpolePPORunnerRecurrentCfg",
-        "rsl_rl_with_symmetry_cfg_entry_point": f"{__name__}.agents.rsl_rl_ppo_cfg:CartpolePPORunnerSymmetryCfg",
+        "rsl_rl_recurrent_cfg_entry_point": f"{__name__}.agents.cartpole_ppo_cfg:CartpolePPORunnerRecurrentCfg",
+        "rsl_rl_with_symmetry_cfg_entry_point": f"{__name__}.agents.cartpole_ppo_cfg:CartpolePPORunnerSymmetryCfg",
     },
 )

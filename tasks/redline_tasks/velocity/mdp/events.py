@@ -188,6 +188,7 @@ class randomize_friction(randomize_rigid_body_material):
                 make_consistent,
             )
             return
+        # heavy: Warp/Newton, imported only once the simulator runs
         import warp as wp
         from newton import ModelFlags
 

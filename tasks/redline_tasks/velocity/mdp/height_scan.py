@@ -4,7 +4,7 @@ Isaac Lab's ``height_scan`` observation reads a :class:`~isaaclab.sensors.RayCas
 rays, aligned with the base's yaw, cast from 20 m above it; the value per ray is ``base z - hit z - 0.5`` [m]. On
 Newton that ray caster works kit-less (it casts against Newton's shape BVH, heightfields included), but every call
 re-creates and re-hashes its Warp kernel: ~60 ms per env step on this CPU whatever the env count, more than the whole
-physics step of a few hundred envs. The terrain here is one heightfield (see ``rough_env_cfg``), so this term
+physics step of a few hundred envs. The terrain here is one heightfield (see ``go1_rough_env_cfg``), so this term
 computes the same numbers directly: the ray grid's points in the world, the height of the heightfield's triangle
 under each (Newton's triangulation, the one its collision and ray casting use), ``base z - height - offset``. A few
 torch operations per step, no kernel. A test compares it with Isaac Lab's ray caster on the same states.
@@ -43,6 +43,7 @@ class TerrainHeights:
     @classmethod
     def from_newton_model(cls, model: Any, device: torch.device | str) -> TerrainHeights:
         """The model's only heightfield shape; a ``ValueError`` when it has none or several."""
+        # heavy: Warp/Newton, imported only once the simulator runs
         from newton import GeoType
 
         types = model.shape_type.numpy()
@@ -82,6 +83,7 @@ def terrain_heights(env: ManagerBasedEnv) -> TerrainHeights:
     """The env's terrain heightfield, read from its Newton model once."""
     heights = _TERRAINS.get(env)
     if heights is None:
+        # heavy: Isaac Lab, imported only once the simulator is needed
         from isaaclab_newton.physics import NewtonManager
 
         heights = TerrainHeights.from_newton_model(NewtonManager.get_model(), env.device)

@@ -19,7 +19,7 @@ from isaaclab.terrains import TerrainGeneratorCfg, TerrainImporterCfg
 from isaaclab.terrains.config.rough import ROUGH_TERRAINS_CFG
 from isaaclab.utils import configclass
 
-from .go1_env_cfg import Go1FlatEnvCfg
+from .go1_flat_env_cfg import Go1FlatEnvCfg
 from .mdp import noisy_term
 from .mdp.height_scan import height_scan
 from .mdp.terrain import seed_terrain_origins, terrain_levels_vel

@@ -2,7 +2,7 @@
 
 The loop is :func:`redline.learning.rollout.collect_rollout` then :meth:`PPO.update`; it reads nothing from the device
 until the end of each iteration, where the NaN guard's counters, the episode statistics and the record are read
-(one ``tolist`` each). Logging lives in :class:`~redline.runners.logger.IterationLogger`.
+(one ``tolist`` each). Logging lives in :class:`~redline.runners.iteration_logger.IterationLogger`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from redline.learning.distributed import Communicator
 from redline.learning.rollout import PhaseTimes, collect_rollout
 from redline.outputs.checkpoints import save_atomic
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
-from redline.runners.logger import CommStats, IterationLogger
+from redline.runners.iteration_logger import CommStats, IterationLogger
 from redline.runners.stop import SHUTDOWN, TRAINING, Stopped, StopRequest
 from redline.runners.writers import Clip
 from redline.seeding.plan import bind_action_noise, seed_plan
@@ -40,6 +40,7 @@ def resolve_default_groups(cfg: PPOConfig, train_cfg: dict, obs: TensorDict) -> 
     Raises:
         UserError: a set names a group the env does not have, or an empty set.
     """
+    # heavy: rsl_rl's utils load its log writers (seconds)
     from rsl_rl.utils import resolve_obs_groups
 
     given = copy.deepcopy(dict(train_cfg.get("obs_groups") or {}))

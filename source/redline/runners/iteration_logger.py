@@ -226,6 +226,7 @@ class IterationLogger:
 
     def saved(self, path: Path, iteration: int) -> None:
         """A checkpoint was written: upload it when the writer is a service's (rsl_rl's ``Logger.save_model``)."""
+        # heavy: rsl_rl's utils load its log writers (seconds)
         from rsl_rl.utils import LogWriter
 
         if isinstance(self._writer, LogWriter):
@@ -243,6 +244,7 @@ class IterationLogger:
         if self._metrics is not None:
             self._metrics.close()
         if self._writer is not None:
+            # heavy: rsl_rl's utils load its log writers (seconds)
             from rsl_rl.utils import LogWriter
 
             try:

@@ -12,7 +12,7 @@ from redline.bench.shapes import DummyVecEnv, rsl_rl_cfg
 from redline.learning import PPOConfig
 from redline.learning.config import ModelConfig
 from redline.outputs.checkpoints import load_checkpoint
-from redline.runners.redline import RedlineRunner
+from redline.runners.redline_runner import RedlineRunner
 from tests.learning.learning_support import HostReads, small_cfg
 
 # the learner benchmark's rsl_rl config (rsl_rl's legged PPO values), at a tiny size
@@ -92,7 +92,7 @@ def test_resume_continues_at_the_next_iteration(tmp_path: Path) -> None:
 HOT_PATH_READS = {
     ("tolist", "redline.learning.guard:end_iteration"): 1,  # the NaN guard's counters (raises on a streak)
     ("tolist", "redline.runners.episodes:read"): 1,  # the finished episodes' statistics, batched
-    ("tolist", "redline.runners.logger:record"): 1,  # the iteration's metrics record, batched
+    ("tolist", "redline.runners.iteration_logger:record"): 1,  # the iteration's metrics record, batched
 }
 """The host reads of one training iteration, each named: three batched ``tolist`` calls, nothing per env step or
 per minibatch (README: "three reads per iteration")."""

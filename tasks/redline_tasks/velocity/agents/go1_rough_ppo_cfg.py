@@ -2,7 +2,7 @@
 
 from isaaclab.utils import configclass
 
-from .rsl_rl_ppo_cfg import Go1FlatPPORunnerCfg
+from .go1_flat_ppo_cfg import Go1FlatPPORunnerCfg
 
 
 @configclass

@@ -1,0 +1,72 @@
+"""``redline train``'s checks before the simulator starts: the options against the task's final configs (the learner,
+the logger, the rollout's shape, this host's memory, the log folder), in the launching process and again in each
+rank."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from redline.commands.process_group import DistContext
+from redline.commands.train_resume import RESUME_NEVER
+from redline.envs.memory import check_run, ranks_on_host, rollout_shape
+from redline.envs.prepare import PreparedEnv, physics_preset, prepare_env, runner_cfg_dict
+from redline.errors import UserError
+from redline.learning.config import PPOConfig
+from redline.learning.limits import check_rollout
+from redline.options import TrainOptions
+from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.outputs.folders import check_writable
+from redline.runners.make import LEARNERS
+from redline.runners.writers import check_logger, set_logger
+from redline.validation import check_choice
+
+
+def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
+    """Validate ``opts`` and return the task's configs with them applied (:func:`redline.envs.prepare.prepare_env`).
+
+    Args:
+        opts: the options.
+        ctx: this rank's place in a process group (None: a single process). Each rank gets ``num_envs`` envs whose
+            global ids start at ``rank * num_envs``; where the seed goes on each rank:
+            :func:`redline.seeding.plan.seed_plan`.
+    """
+    check_choice("--learner", opts.learner, LEARNERS, "learner")  # --precision, --profile: TrainOptions checks them
+    run = opts.run if ctx is None else dataclasses.replace(opts.run, device=ctx.device)
+    prepared = prepare_env(run, rank=0 if ctx is None else ctx.rank)
+    env_cfg, agent_cfg = prepared.env_cfg, prepared.agent_cfg
+    if opts.distributed_or_nproc and opts.learner == "rsl_rl" and prepared.device == "cpu":
+        raise UserError("--learner: rsl_rl's multi-process training needs CUDA (NCCL); on CPU use --learner redline")
+    if opts.max_iterations is not None:
+        agent_cfg.max_iterations = opts.max_iterations
+    logger = opts.logger if opts.logger is not None else agent_cfg.logger
+    check_logger(logger, "--logger" if opts.logger is not None else "agent.logger")  # package, credentials
+    set_logger(agent_cfg, opts.logger, opts.log_project_name)
+    world = ctx.world_size if ctx is not None else (opts.nproc or 1)
+    # minibatches against the rollout: the redline learner partitions all ranks' transitions, rsl_rl each rank's
+    envs = env_cfg.scene.num_envs * (world if opts.learner == "redline" else 1)
+    check_rollout(agent_cfg.num_steps_per_env, envs, agent_cfg.algorithm.num_mini_batches)
+    if not opts.no_memory_check:
+        ranks = opts.nproc or (ranks_on_host() if ctx is not None else 1)
+        physics = physics_preset(prepared.task, prepared.device, opts.run.overrides)
+        check_run(prepared.task, physics, prepared.device, rollout_shape(env_cfg, agent_cfg), ranks)
+    if ctx is None or ctx.rank == 0:  # created and test-written before the simulator starts
+        check_writable(opts.run.log_root / agent_cfg.experiment_name, "--log_root")
+    return prepared
+
+
+def learner_cfg(opts: TrainOptions, agent_cfg: Any) -> PPOConfig | None:
+    """The redline learner's config from the agent config (None for rsl_rl)."""
+    if opts.learner != "redline":
+        return None
+    return PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision, capture=opts.capture)
+
+
+def check_launch(opts: TrainOptions) -> None:
+    """Validate a multi-process run's options in the launching process, before torchrun starts the ranks."""
+    prepared = prepare(opts)
+    learner_cfg(opts, prepared.agent_cfg)
+    if opts.resume not in (None, RESUME_NEVER):  # a checkpoint that cannot be resumed (NaN weights, ...) fails here
+        load_checkpoint(
+            resolve_checkpoint(opts.resume, opts.run.log_root / prepared.agent_cfg.experiment_name), "cpu", "--resume"
+        )
