@@ -7,21 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 
 from redline.errors import UserError
 from redline.outputs import run_record
 from redline.outputs.run_record import RunRecord
-
-
-def _run(exp: Path, name: str, record: RunRecord | None, saved: tuple[int, ...] = ()) -> Path:
-    run = exp / name
-    run.mkdir(parents=True)
-    if record is not None:
-        run_record.write_record(run, record)
-    for it in saved:
-        torch.save({"actor_state_dict": {}, "critic_state_dict": {}, "iter": it}, run / f"model_{it}.pt")
-    return run
+from tests.outputs.run_support import make_run
 
 
 def test_fingerprint_is_stable_and_tells_commands_apart() -> None:
@@ -41,11 +31,11 @@ def test_record_round_trip_and_unreadable_records(tmp_path: Path) -> None:
 
 
 def test_find_run_takes_the_newest_unfinished_run_of_the_command(tmp_path: Path) -> None:
-    older = _run(tmp_path, "2026-01-01_00-00-00", RunRecord("cmd", 9), saved=(4,))
-    newest = _run(tmp_path, "2026-01-02_00-00-00", RunRecord("cmd", 9), saved=(2, 4))
-    _run(tmp_path, "2026-01-03_00-00-00", RunRecord("cmd", 9), saved=(4, 9))  # finished
-    _run(tmp_path, "2026-01-05_00-00-00", RunRecord("other", 9), saved=(4,))
-    _run(tmp_path, "2026-01-06_00-00-00", None, saved=(4,))  # from before records
+    older = make_run(tmp_path, "2026-01-01_00-00-00", RunRecord("cmd", 9), saved=(4,))
+    newest = make_run(tmp_path, "2026-01-02_00-00-00", RunRecord("cmd", 9), saved=(2, 4))
+    make_run(tmp_path, "2026-01-03_00-00-00", RunRecord("cmd", 9), saved=(4, 9))  # finished
+    make_run(tmp_path, "2026-01-05_00-00-00", RunRecord("other", 9), saved=(4,))
+    make_run(tmp_path, "2026-01-06_00-00-00", None, saved=(4,))  # from before records
     (newest / "model_6.pt").write_bytes(b"cut short")  # a kill mid-write: skipped
     assert run_record.find_run(tmp_path, fingerprint="cmd") == newest
     lock = run_record.RunLock(newest)  # a live process writes in it: not another command's to continue
@@ -54,7 +44,7 @@ def test_find_run_takes_the_newest_unfinished_run_of_the_command(tmp_path: Path)
         run_record.RunLock(newest)
     lock.release()
     assert not run_record.in_use(newest) and run_record.find_run(tmp_path, fingerprint="cmd") == newest
-    unsaved = _run(tmp_path, "2026-01-04_00-00-00", RunRecord("cmd", 9))  # killed before its first checkpoint
+    unsaved = make_run(tmp_path, "2026-01-04_00-00-00", RunRecord("cmd", 9))  # killed before its first checkpoint
     assert run_record.find_run(tmp_path, fingerprint="cmd") == unsaved
     assert run_record.last_checkpoint(unsaved) is None
     assert run_record.last_checkpoint(newest) == newest / "model_4.pt"
@@ -63,9 +53,9 @@ def test_find_run_takes_the_newest_unfinished_run_of_the_command(tmp_path: Path)
 
 
 def test_find_run_by_torchrun_id_takes_any_state(tmp_path: Path) -> None:
-    _run(tmp_path, "2026-01-01_00-00-00", RunRecord("cmd", 4, "job7"), saved=(4,))
-    newest = _run(tmp_path, "2026-01-02_00-00-00", RunRecord("cmd", 19, "job7"))
-    _run(tmp_path, "2026-01-03_00-00-00", RunRecord("cmd", 19, "other"))
+    make_run(tmp_path, "2026-01-01_00-00-00", RunRecord("cmd", 4, "job7"), saved=(4,))
+    newest = make_run(tmp_path, "2026-01-02_00-00-00", RunRecord("cmd", 19, "job7"))
+    make_run(tmp_path, "2026-01-03_00-00-00", RunRecord("cmd", 19, "other"))
     assert run_record.find_run(tmp_path, run_id="job7") == newest
     assert run_record.find_run(tmp_path, run_id="nobody") is None
 
