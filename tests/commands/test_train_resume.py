@@ -17,12 +17,14 @@ from tests.outputs.run_support import make_run
 def test_the_same_command_again_continues_its_unfinishedmake_run(tmp_path: Path) -> None:
     run = make_run(tmp_path, "2026-01-02_00-00-00", RunRecord("cmd", 9), saved=(2, 4))
     plan = _plan(None, tmp_path, None, "cmd")
-    assert plan == ResumePlan(run / "model_4.pt", run, 9, automatic=True)
+    assert plan == ResumePlan(run / "model_4.pt", run, 9, found_by="same command")
     assert plan.iterations(4, max_iterations=10) == 5  # iterations 5..9: the planned end, not 10 more
     assert _plan(None, tmp_path, None, "another command") == ResumePlan()
     assert _plan(RESUME_NEVER, tmp_path, None, "cmd") == ResumePlan()
     unsaved = make_run(tmp_path, "2026-01-03_00-00-00", RunRecord("cmd", 9))  # killed before its first checkpoint
-    assert _plan(None, tmp_path, None, "cmd") == ResumePlan(None, unsaved, 9, automatic=True)  # starts over there
+    assert _plan(None, tmp_path, None, "cmd") == ResumePlan(
+        None, unsaved, 9, found_by="same command"
+    )  # starts over there
 
 
 def test_resume_of_an_interrupted_run_continues_it_else_starts_a_newmake_run(tmp_path: Path) -> None:
@@ -42,11 +44,13 @@ def test_elastic_restart_continues_the_jobs_folder_and_its_iteration_count(tmp_p
     run = make_run(tmp_path, "2026-01-02_00-00-00", RunRecord("cmd", 9, "job7"), saved=(2, 4))
     (run / "model_5.pt").write_bytes(b"cut short")  # not a whole archive: skipped
     assert _plan(RESUME_NEVER, tmp_path, elastic.Attempt("job7", 0), "cmd") == ResumePlan()
-    assert _plan(None, tmp_path, elastic.Attempt("job7", 1), "other") == ResumePlan(run / "model_4.pt", run, 9)
+    assert _plan(None, tmp_path, elastic.Attempt("job7", 1), "other") == ResumePlan(
+        run / "model_4.pt", run, 9, found_by="restart"
+    )
 
 
 def test_elastic_restart_before_any_checkpoint_starts_over_in_the_same_folder(tmp_path: Path) -> None:
     run = make_run(tmp_path, "2026-01-02_00-00-00", RunRecord("cmd", 9, "job7"))
     plan = _plan(None, tmp_path, elastic.Attempt("job7", 1), "cmd")
-    assert plan == ResumePlan(None, run, 9)
+    assert plan == ResumePlan(None, run, 9, found_by="restart")
     assert plan.iterations(None, max_iterations=10) == 10

@@ -39,7 +39,7 @@ from redline.telemetry.verdict import verdict
             ("env-bound", "the GPU is only 12 % busy"),
         ),
         ({"env_s": 0.1, "update_s": 0.9}, {"gpu_util": 5.0}, ("learner-bound", "fewer learning epochs")),  # CPU
-        ({"env_s": 0.2, "update_s": 0.2, "logging_s": 0.6}, {}, ("host-overhead-bound", "log less often")),
+        ({"env_s": 0.2, "update_s": 0.2, "logging_s": 0.6}, {}, ("host-overhead-bound", "logging less often")),
     ],
 )
 def test_verdict_names_each_bottleneck(split: dict, kwargs: dict, expected: tuple[str, str]) -> None:

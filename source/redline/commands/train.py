@@ -121,11 +121,14 @@ def _open_run_dir(opts: TrainOptions, plan: ResumePlan, fingerprint: str, start:
     ``start`` dropped), or a new one with its record (:mod:`redline.outputs.run_record`)."""
     if plan.run_dir is not None:
         run_record.trim_metrics(plan.run_dir, start)
-        how = "this command's unfinished run" if plan.automatic else "the interrupted run"
+        how = {
+            "restart": "torchrun restarted the workers: continuing",
+            "same command": "continuing this command's unfinished run",
+        }.get(plan.found_by, "continuing the interrupted run")
         where = f"after iteration {start}" if start >= 0 else "from the start (it saved no checkpoint)"
-        never = f" (--resume {RESUME_NEVER}: start a new run instead)" if plan.automatic else ""
+        never = f" (--resume {RESUME_NEVER}: start a new run instead)" if plan.found_by == "same command" else ""
         end = start + agent_cfg.max_iterations
-        print(f"[redline] continuing {how} {plan.run_dir} {where}, to iteration {end}{never}", flush=True)
+        print(f"[redline] {how} {plan.run_dir} {where}, to iteration {end}{never}", flush=True)
         return plan.run_dir
     if plan.checkpoint is not None:
         print(

@@ -45,8 +45,9 @@ class ResumePlan:
     """An existing run folder to keep writing in (an interrupted run continued); None: rank 0 creates a new one."""
     last_iteration: int | None = None
     """The iteration the continued run ends at (its record's); None: ``max_iterations`` after the checkpoint's."""
-    automatic: bool = False
-    """Found without ``--resume``: an unfinished run of the same command."""
+    found_by: str = "resume"
+    """How the continued run was found: ``"resume"`` (``--resume``), ``"restart"`` (torchrun restarted the workers)
+    or ``"same command"`` (an unfinished run of the same command, without ``--resume``)."""
 
     def iterations(self, checkpoint_iteration: int | None, max_iterations: int) -> int:
         """Iterations this attempt runs after ``checkpoint_iteration`` (None: none loaded)."""
@@ -93,7 +94,7 @@ def _plan(spec: str | None, experiment_dir: Path, attempt: elastic.Attempt | Non
             checkpoint = run_record.last_checkpoint(run_dir)
             if checkpoint is None and spec not in (None, RESUME_NEVER):  # failed before its first checkpoint:
                 checkpoint = resolve_checkpoint(spec, experiment_dir)  # start over in the same folder
-            return ResumePlan(checkpoint, run_dir, record.last_iteration)
+            return ResumePlan(checkpoint, run_dir, record.last_iteration, found_by="restart")
     if spec == RESUME_NEVER:
         return ResumePlan()
     if spec is None:
@@ -101,7 +102,7 @@ def _plan(spec: str | None, experiment_dir: Path, attempt: elastic.Attempt | Non
         record = None if run_dir is None else run_record.read_record(run_dir)
         if run_dir is None or record is None:
             return ResumePlan()
-        return ResumePlan(run_record.last_checkpoint(run_dir), run_dir, record.last_iteration, automatic=True)
+        return ResumePlan(run_record.last_checkpoint(run_dir), run_dir, record.last_iteration, found_by="same command")
     checkpoint = resolve_checkpoint(spec, experiment_dir)
     run_dir = checkpoint.parent
     record = run_record.read_record(run_dir)

@@ -58,4 +58,4 @@ def verdict(
         if device_type == "cuda" and precision == "fp32":
             return "learner-bound", "--precision bf16"
         return "learner-bound", "fewer learning epochs or minibatches, or a smaller network"
-    return "host-overhead-bound", "logging or Python overhead dominates: log less often, or more envs per process"
+    return "host-overhead-bound", "logging less often or more envs per process (logging or Python overhead dominates)"
