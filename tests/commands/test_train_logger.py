@@ -25,7 +25,7 @@ def test_the_flags_reach_rsl_rls_runner_config(learner: str, tmp_path: Path, mon
         logger="wandb",
         log_project_name="legs",
     )
-    cfg = runner_cfg_dict(prepare(opts).agent_cfg)  # what RedlineRunner and rsl_rl's OnPolicyRunner are given
+    cfg = runner_cfg_dict(prepare(opts).env.agent_cfg)  # what RedlineRunner and rsl_rl's OnPolicyRunner are given
     assert (cfg["logger"], cfg["wandb_project"], cfg["neptune_project"]) == ("wandb", "legs", "legs")
-    default = runner_cfg_dict(prepare(TrainOptions(run=opts.run)).agent_cfg)
+    default = runner_cfg_dict(prepare(TrainOptions(run=opts.run)).env.agent_cfg)
     assert (default["logger"], default["wandb_project"]) == ("tensorboard", "isaaclab")  # the agent config's

@@ -141,7 +141,7 @@ def _arrangement(opts: TrainOptions) -> tuple[int, TrainOptions]:
         return 1, opts
     from redline.commands import preflight  # heavy (torch, Isaac Lab's configs): after the quick checks
 
-    prepared = preflight.prepare(opts)  # validates the options once, in this process, before any rank starts
+    prepared = preflight.prepare(opts).env  # validates the options once, in this process, before any rank starts
     if prepared.device != "cpu":
         return 1, opts
     total = prepared.env_cfg.scene.num_envs

@@ -5,7 +5,6 @@ rank."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from redline.commands.process_group import DistContext
 from redline.commands.train_resume import RESUME_NEVER
@@ -22,8 +21,19 @@ from redline.runners.writers import check_logger, set_logger
 from redline.validation import check_choice
 
 
-def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
-    """Validate ``opts`` and return the task's configs with them applied (:func:`redline.envs.prepare.prepare_env`).
+@dataclasses.dataclass(frozen=True)
+class TrainSetup:
+    """A run's configs, checked: what each rank builds its env and its learner from."""
+
+    env: PreparedEnv
+    """The task's configs with the options applied (:func:`redline.envs.prepare.prepare_env`)."""
+    learner_cfg: PPOConfig | None
+    """The redline learner's config from the agent config (None for ``--learner rsl_rl``)."""
+
+
+def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> TrainSetup:
+    """Validate ``opts`` and return the task's configs with them applied and the learner's config: a config error
+    surfaces here, before the simulator starts.
 
     Args:
         opts: the options.
@@ -52,21 +62,14 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> PreparedEnv:
         check_run(prepared.task, physics, prepared.device, rollout_shape(env_cfg, agent_cfg), ranks)
     if ctx is None or ctx.rank == 0:  # created and test-written before the simulator starts
         check_writable(opts.run.log_root / agent_cfg.experiment_name, "--log_root")
-    return prepared
-
-
-def learner_cfg(opts: TrainOptions, agent_cfg: Any) -> PPOConfig | None:
-    """The redline learner's config from the agent config (None for rsl_rl)."""
-    if opts.learner != "redline":
-        return None
-    return PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision, capture=opts.capture)
+    learner = None
+    if opts.learner == "redline":
+        learner = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision, capture=opts.capture)
+    return TrainSetup(prepared, learner)
 
 
 def check_launch(opts: TrainOptions) -> None:
     """Validate a multi-process run's options in the launching process, before torchrun starts the ranks."""
-    prepared = prepare(opts)
-    learner_cfg(opts, prepared.agent_cfg)
+    experiment_dir = opts.run.log_root / prepare(opts).env.agent_cfg.experiment_name
     if opts.resume not in (None, RESUME_NEVER):  # a checkpoint that cannot be resumed (NaN weights, ...) fails here
-        load_checkpoint(
-            resolve_checkpoint(opts.resume, opts.run.log_root / prepared.agent_cfg.experiment_name), "cpu", "--resume"
-        )
+        load_checkpoint(resolve_checkpoint(opts.resume, experiment_dir), "cpu", "--resume")

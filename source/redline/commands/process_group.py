@@ -8,15 +8,19 @@ envs. NCCL on CUDA (``cuda:LOCAL_RANK``), gloo on CPU. Only rank 0 writes logs a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import os
+from collections.abc import Iterator
 
 import torch
 import torch.distributed as dist
 
 from redline.errors import UserError
 from redline.host import cores_per_process
+from redline.runners.peer_stop import PeerStops
+from redline.runners.stop import Stopped, StopRequest
 
 TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 """Environment variables torchrun gives each worker; ``--distributed`` needs all of them."""
@@ -90,6 +94,28 @@ def init(device: str | None, timeout_s: float) -> DistContext:
     if not use_cuda:
         torch.set_num_threads(cores_per_process())  # processes x threads = cores (redline.host)
     return DistContext(rank, world, local, target, backend, timeout_s)
+
+
+@contextlib.contextmanager
+def joined(distributed: bool, device: str | None, timeout_s: float, stop: StopRequest) -> Iterator[DistContext | None]:
+    """The process group (:func:`init`) for the body of a ``with``: a rank stopped outside the training loop stops
+    every rank (:mod:`redline.runners.peer_stop`), a collective that failed because a signalled rank exited ends this
+    one as that rank did, and the group is left at the end. Yields None (nothing joined) when not ``distributed``."""
+    if not distributed:
+        yield None
+        return
+    ctx = init(device, timeout_s)
+    stop.join_group(PeerStops.of_process_group())
+    try:
+        yield ctx
+    except Stopped:
+        raise
+    except Exception:
+        stop.follow_peers()  # a collective failed because a signalled rank exited: exit as it did
+        raise
+    finally:
+        stop.leave_group()
+        shutdown()
 
 
 def _rank_variable(name: str) -> int:
