@@ -1,4 +1,5 @@
-"""Where a ``redline train`` run starts from: ``--resume``, an unfinished run of the same command, or nothing.
+"""Where a ``redline train`` run starts from — ``--resume``, an unfinished run of the same command, or nothing — and
+the run folder it writes in (:func:`start_run`).
 
 An interrupted run is continued *as the same run*: in its own folder (the ``metrics.jsonl`` records past the
 checkpoint dropped), from its newest intact checkpoint, to the iteration it was to end at
