@@ -170,6 +170,31 @@ def test_a_resumed_run_is_the_run_never_interrupted(tmp_path: Path, capsys: pyte
     assert same_state(end["actor_state_dict"], fresh["actor_state_dict"]) != []
 
 
+def test_a_resumed_ant_run_is_the_run_never_interrupted(tmp_path: Path) -> None:
+    """Issue 37 items 2-3 on Redline-Ant (direct workflow, a joint-wrench sensor), one process: 4 iterations
+    straight, and 2 then `--resume` for 2 more, end with bitwise the same checkpoint and the same metrics.jsonl
+    records after iteration 1. Its run state holds the task's progress potentials (each step's reward is their
+    change); without them the resumed run differs."""
+    from redline.seeding.run_state import RUN_STATE_KEY
+
+    argv = ["train", "--task", "Redline-Ant", "--device", "cpu", "--num_envs", "16", "--nproc", "1"]
+    first, whole, resumed = _straight_and_resumed(tmp_path, argv, "redline_ant")
+    end = torch.load(whole / "model_3.pt", weights_only=True)
+    assert same_state(end, torch.load(resumed / "model_3.pt", weights_only=True)) == []
+    assert untimed(resumed) == untimed(whole)[2:]
+
+    partial = tmp_path / "partial"  # the same checkpoint without the task's potentials
+    partial.mkdir()
+    checkpoint = torch.load(first / "model_1.pt", weights_only=True)
+    (part,) = checkpoint[RUN_STATE_KEY]["parts"]
+    for name in ("potentials", "prev_potentials"):
+        del part["env"]["env"][name]
+    torch.save(checkpoint, partial / "model_1.pt")
+    assert main([*argv, "--max_iterations", "2", "--log_root", str(partial), "--resume", str(partial)]) == 0
+    other = torch.load(only_run(partial, "redline_ant") / "model_3.pt", weights_only=True)
+    assert same_state(end["actor_state_dict"], other["actor_state_dict"]) != []
+
+
 @pytest.mark.extended  # ~45 s; CI holds the same promise on these tasks with test_kill_resume_sim.py's kills
 @pytest.mark.parametrize("task", ["Redline-Velocity-Flat-Go1", "Redline-Velocity-Rough-Go1"])
 def test_a_resumed_go1_run_is_the_run_never_interrupted(tmp_path: Path, task: str) -> None:

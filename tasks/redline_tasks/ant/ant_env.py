@@ -16,6 +16,11 @@ class AntEnv(RedlineEnvMixin, IsaacAntEnv):
 
     cfg: AntEnvCfg
 
+    run_state_buffers = ("actions", "potentials", "prev_potentials")
+    """Task buffers a checkpoint's run state holds (:mod:`redline.seeding.run_state`): the last actions and the
+    progress potentials (each step's reward is the change of the potential; the rest of Isaac Lab's intermediate
+    values are recomputed from the simulator's state before they are read)."""
+
     def _reset_idx(self, env_ids: Sequence[int] | None):
         super()._reset_idx(env_ids)  # Isaac Lab's reset: root pose, joint state drawn from torch's global stream
         ids = (
