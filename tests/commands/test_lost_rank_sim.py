@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from redline.outputs.checkpoints import intact, load_checkpoint
+from redline.outputs.checkpoints import load_checkpoint
+from redline.outputs.run_search import intact
 
 pytestmark = pytest.mark.sim
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from redline.outputs.checkpoints import intact
+from redline.outputs.run_search import intact
 from tests.multinode import netns
 from tests.multinode.netns import Cluster, torchrun, wait_all, wait_for
 

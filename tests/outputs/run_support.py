@@ -6,8 +6,8 @@ from pathlib import Path
 
 import torch
 
-from redline.outputs import run_record
-from redline.outputs.run_record import RunRecord
+from redline.outputs.run_folder import write_record
+from redline.outputs.run_search import RunRecord
 
 
 def make_run(exp: Path, name: str, record: RunRecord | None, saved: tuple[int, ...] = ()) -> Path:
@@ -16,7 +16,7 @@ def make_run(exp: Path, name: str, record: RunRecord | None, saved: tuple[int, .
     run = exp / name
     run.mkdir(parents=True)
     if record is not None:
-        run_record.write_record(run, record)
+        write_record(run, record)
     for it in saved:
         torch.save({"actor_state_dict": {}, "critic_state_dict": {}, "iter": it}, run / f"model_{it}.pt")
     return run

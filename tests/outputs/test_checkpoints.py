@@ -9,7 +9,7 @@ import torch
 
 from redline.errors import UserError
 from redline.outputs import checkpoints
-from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint, save_atomic
+from redline.outputs.checkpoints import load_checkpoint, save_atomic
 
 
 def _ckpt(it: int) -> dict:
@@ -86,19 +86,3 @@ def test_a_non_finite_checkpoint_is_never_written(tmp_path: Path) -> None:
     with pytest.raises(checkpoints.NonFiniteCheckpoint, match=r"not writing .*model_2\.pt.*critic_state_dict\.v"):
         save_atomic(bad, tmp_path / "model_2.pt")
     assert [p.name for p in tmp_path.iterdir()] == ["model_1.pt"]
-
-
-def test_resolve_latest_run_and_highest_iteration(tmp_path: Path) -> None:
-    for run, its in (("2026-01-01_00-00-00", (0, 50)), ("2026-01-02_00-00-00", (0, 9, 10)), ("2026-01-03_x", ())):
-        (tmp_path / run).mkdir()
-        for it in its:
-            save_atomic(_ckpt(it), tmp_path / run / f"model_{it}.pt")
-    assert resolve_checkpoint("latest", tmp_path) == tmp_path / "2026-01-02_00-00-00" / "model_10.pt"
-    assert resolve_checkpoint(str(tmp_path / "2026-01-01_00-00-00"), tmp_path).name == "model_50.pt"
-    file = tmp_path / "2026-01-01_00-00-00" / "model_0.pt"
-    assert resolve_checkpoint(str(file), tmp_path) == file
-    with pytest.raises(UserError, match="holds no model"):
-        resolve_checkpoint(str(tmp_path / "2026-01-03_x"), tmp_path)
-    with pytest.raises(UserError, match="found no run"):
-        resolve_checkpoint("latest", tmp_path / "nothing-here")
-    assert checkpoints.checkpoints_in(tmp_path / "2026-01-03_x") == []

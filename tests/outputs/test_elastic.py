@@ -1,4 +1,4 @@
-"""Elastic restarts: the attempt torchrun describes (the plan a restarted worker follows: test_train_resume.py)."""
+"""Elastic restarts: the attempt torchrun describes (the plan a restarted worker follows: test_run_search.py)."""
 
 from __future__ import annotations
 

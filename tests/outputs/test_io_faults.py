@@ -18,8 +18,9 @@ import torch
 from redline.errors import OutputError, UserError
 from redline.outputs import metrics as metrics_module
 from redline.outputs.checkpoints import load_checkpoint, save_atomic
-from redline.outputs.folders import check_writable, new_run_dir
+from redline.outputs.folders import check_writable
 from redline.outputs.metrics import MetricsLog
+from redline.outputs.run_folder import new_run_dir
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 

@@ -21,7 +21,8 @@ from redline.media import video
 from redline.media.export import export_policy
 from redline.media.video import MAX_TILES, VIDEO_FPS
 from redline.options import PlayOptions
-from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.outputs.checkpoints import load_checkpoint
+from redline.outputs.run_search import resolve_checkpoint
 
 
 @dataclasses.dataclass

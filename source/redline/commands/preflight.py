@@ -7,15 +7,15 @@ from __future__ import annotations
 import dataclasses
 
 from redline.commands.process_group import DistContext
-from redline.commands.train_resume import RESUME_NEVER
 from redline.envs.memory import check_run, ranks_on_host, rollout_shape
 from redline.envs.prepare import PreparedEnv, physics_preset, prepare_env, runner_cfg_dict
 from redline.errors import UserError
 from redline.learning.config import PPOConfig
 from redline.learning.limits import check_rollout
 from redline.options import TrainOptions
-from redline.outputs.checkpoints import load_checkpoint, resolve_checkpoint
+from redline.outputs.checkpoints import load_checkpoint
 from redline.outputs.folders import check_writable
+from redline.outputs.run_search import RESUME_NEVER, resolve_checkpoint
 from redline.runners.make import LEARNERS
 from redline.runners.writers import check_logger, set_logger
 from redline.validation import check_choice

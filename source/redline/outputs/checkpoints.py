@@ -1,20 +1,16 @@
-"""Checkpoint files: atomic writes, validated loads, and ``latest`` / run-folder resolution."""
+"""Checkpoint files: atomic writes and validated loads (which file ``latest`` or a run folder names:
+:func:`redline.outputs.run_search.resolve_checkpoint`)."""
 
 from __future__ import annotations
 
 import os
-import re
-import sys
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
 from redline.atomic import write_atomic
 from redline.errors import ExpectedExit, OutputError, UserError
 
-CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
-"""rsl_rl's checkpoint file name, ``model_<iteration>.pt``."""
 REQUIRED_KEYS = ("actor_state_dict", "critic_state_dict", "iter")
 """Keys every rsl_rl-compatible checkpoint has."""
 
@@ -119,77 +115,3 @@ def first_nonfinite(state: Any, name: str = "") -> str | None:
         if inner is not None:
             return inner
     return None
-
-
-def intact(path: Path) -> bool:
-    """Whether ``path`` is a whole ``torch.save`` archive (a zip whose CRCs check), without unpickling it."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return archive.testzip() is None
-    except (OSError, zipfile.BadZipFile):
-        return False
-
-
-def _first_intact(newest_first: list[Path], where: str) -> Path:
-    """The newest intact checkpoint; each unreadable newer one is skipped with a warning."""
-    for path in newest_first:
-        if intact(path):
-            return path
-        print(f"[redline] warning: skipping unreadable checkpoint {path}", file=sys.stderr)
-    raise UserError(f"--checkpoint: no readable checkpoint {where} ({len(newest_first)} unreadable)")
-
-
-def remove_stale_temps(run_dir: Path) -> list[Path]:
-    """Delete the temporary files of :func:`save_atomic` writes whose process no longer runs (a kill mid-save);
-    returns them."""
-    removed = []
-    for tmp in run_dir.glob(".model_*.pt.*.tmp"):
-        pid = tmp.name.rsplit(".", 2)[-2]
-        if pid.isdigit() and not _alive(int(pid)):
-            tmp.unlink(missing_ok=True)
-            removed.append(tmp)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def checkpoints_in(run_dir: Path) -> list[Path]:
-    """``model_<it>.pt`` files in ``run_dir``, by iteration (stale temporary files of killed saves are removed)."""
-    remove_stale_temps(run_dir)
-    found = [(int(m.group(1)), p) for p in run_dir.glob("model_*.pt") if (m := CHECKPOINT_RE.match(p.name))]
-    return [p for _, p in sorted(found)]
-
-
-def resolve_checkpoint(spec: str, experiment_dir: Path | None) -> Path:
-    """Turn ``--checkpoint`` into a file.
-
-    Args:
-        spec: ``latest`` (newest run of the experiment, its last checkpoint), a run folder (its last
-            checkpoint) or a checkpoint file.
-        experiment_dir: ``logs/redline/<experiment>``, where ``latest`` looks (None: ``latest`` is not allowed).
-    """
-    if spec == "latest":
-        if experiment_dir is None:
-            raise UserError("--checkpoint: 'latest' needs the task's experiment folder")
-        runs = sorted((d for d in experiment_dir.glob("*") if d.is_dir() and checkpoints_in(d)), key=lambda d: d.name)
-        newest = [p for run in reversed(runs) for p in reversed(checkpoints_in(run))]
-        if not newest:
-            raise UserError(f"--checkpoint: 'latest' found no run with a checkpoint under '{experiment_dir}'")
-        return _first_intact(newest, f"under '{experiment_dir}'")
-    path = Path(spec).expanduser()
-    if path.is_dir():
-        found = checkpoints_in(path)
-        if not found:
-            raise UserError(f"--checkpoint: folder '{path}' holds no model_<iteration>.pt file")
-        return _first_intact(list(reversed(found)), f"in '{path}'")
-    if not path.exists():
-        raise UserError(f"--checkpoint: '{spec}' does not exist (valid: latest, a run folder or a .pt file)")
-    return path

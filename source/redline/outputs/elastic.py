@@ -2,7 +2,7 @@
 
 Under ``torchrun --max-restarts N`` a failed worker makes the agents stop and restart every worker of the job, with
 ``TORCHELASTIC_RESTART_COUNT`` one higher and the same ``TORCHELASTIC_RUN_ID``. The first attempt's rank 0 writes the
-run id into its run folder's record (:mod:`redline.outputs.run_record`); on a restart rank 0 finds that folder, the
+run id into its run folder's record (:mod:`redline.outputs.run_search`); on a restart rank 0 finds that folder, the
 run resumes from its newest intact checkpoint, keeps writing there, and runs only the iterations left. Nothing is
 added to the command line.
 """

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import FrameType
 
 from redline.errors import ExpectedExit
-from redline.outputs.folders import remove_if_empty_run
+from redline.outputs.run_folder import remove_if_empty_run
 from redline.runners.peer_stop import PeerStops
 
 STARTUP, TRAINING, SHUTDOWN = "start-up", "training", "shutdown"

@@ -1,0 +1,177 @@
+"""The run folder a ``redline train`` command writes in, ``<log_root>/<experiment>/<timestamp>[_<run_name>]/``:
+created with its record (:mod:`redline.outputs.run_search`) or continued (its ``metrics.jsonl`` trimmed to the
+checkpoint), locked while a process writes in it, removed if a run ends before its first checkpoint."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from redline.atomic import write_atomic
+from redline.errors import ExpectedExit, OutputError, UserError
+from redline.outputs.run_search import LOCK, RECORD, RESUME_NEVER, ResumePlan, RunRecord
+
+CONTINUING = {
+    "restart": "torchrun restarted the workers: continuing",
+    "same command": "continuing this command's unfinished run",
+    "resume": "continuing the interrupted run",
+}
+"""The first words of the line a continued run prints, by :attr:`ResumePlan.found_by`."""
+
+
+@dataclasses.dataclass(frozen=True)
+class NewRun:
+    """Where a new run folder goes and what its record says."""
+
+    log_root: Path
+    """``--log_root``."""
+    experiment: str
+    """The agent config's ``experiment_name``: the folder under the log root."""
+    run_name: str | None
+    """``--run_name``: appended to the timestamp (None: the timestamp alone)."""
+    fingerprint: str
+    """The command's fingerprint (:func:`redline.outputs.run_search.fingerprint`)."""
+    run_id: str | None
+    """torchrun's run id (None: not started by torchrun)."""
+
+
+class RunLock:
+    """An exclusive lock on a run folder (:data:`redline.outputs.run_search.LOCK`) for as long as a process writes in
+    it, so the same command started twice at once never continues the same run twice."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        """The locked folder."""
+        self._fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            raise UserError(f"--resume: run folder '{run_dir}' is being written by another process") from None
+
+    def release(self) -> None:
+        """Let go of the folder (once)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+@contextlib.contextmanager
+def opened(plan: ResumePlan, start: int, iterations: int, new: NewRun | None) -> Iterator[Path | None]:
+    """The run folder (:func:`open_run`) for the body of a ``with``: locked until it ends, and removed if the body
+    stops on an :class:`~redline.errors.ExpectedExit` before the run's first checkpoint (bad input found late, a
+    full disk before the first save): no empty run folder is left. ``new`` None (the ranks other than 0, which write
+    no files): no folder (None)."""
+    if new is None:
+        yield None
+        return
+    lock = open_run(plan, start, iterations, new)
+    try:
+        yield lock.run_dir
+    except ExpectedExit:
+        remove_if_empty_run(lock.run_dir)  # a stop on a signal saved a checkpoint first: that folder is kept
+        raise
+    finally:
+        lock.release()
+
+
+def open_run(plan: ResumePlan, start: int, iterations: int, new: NewRun) -> RunLock:
+    """Open and lock the folder a run writes in: the interrupted run ``plan`` continues (its metrics after iteration
+    ``start`` dropped), or a new one with its record, ending ``iterations`` after ``start``; one line says which.
+
+    Raises:
+        UserError: another process writes in the folder ``plan`` continues.
+        OutputError: the new folder or its record cannot be written.
+    """
+    end = start + iterations
+    if plan.run_dir is not None:
+        lock = RunLock(plan.run_dir)
+        trim_metrics(plan.run_dir, start)
+        where = f"after iteration {start}" if start >= 0 else "from the start (it saved no checkpoint)"
+        never = f" (--resume {RESUME_NEVER}: start a new run instead)" if plan.found_by == "same command" else ""
+        print(f"[redline] {CONTINUING[plan.found_by]} {plan.run_dir} {where}, to iteration {end}{never}", flush=True)
+        return lock
+    if plan.checkpoint is not None:
+        print(
+            f"[redline] resuming from {plan.checkpoint} (iteration {start}) in a new run: {iterations} more iterations",
+            flush=True,
+        )
+    run_dir = new_run_dir(new.log_root, new.experiment, new.run_name)
+    lock = RunLock(run_dir)
+    try:
+        write_record(run_dir, RunRecord(new.fingerprint, end, new.run_id))
+    except OSError as exc:
+        lock.release()
+        raise OutputError.writing("run folder", run_dir / RECORD, exc) from None
+    return lock
+
+
+def new_run_dir(log_root: Path, experiment: str, run_name: str | None = None) -> Path:
+    """Create and return a fresh run folder; a second run in the same second gets a ``-N`` suffix.
+
+    Raises:
+        OutputError: the folder cannot be created (the log root was writable when checked, then stopped being so).
+    """
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    base = f"{stamp}_{run_name}" if run_name else stamp
+    exp_dir = log_root / experiment
+    try:
+        exp_dir.mkdir(parents=True, exist_ok=True)
+        for n in range(1000):
+            candidate = exp_dir / (base if n == 0 else f"{base}-{n}")
+            try:
+                candidate.mkdir()
+            except FileExistsError:
+                continue
+            return candidate.resolve()
+    except OSError as exc:
+        raise OutputError.writing("run folder", exc.filename or exp_dir, exc) from None
+    raise OutputError(f"run folder: 1000 runs named '{base}' already exist under '{exp_dir}'")
+
+
+def write_record(run_dir: Path, record: RunRecord) -> None:
+    """Write ``record`` to ``run_dir/redline_run.json`` atomically.
+
+    Raises:
+        OSError: it could not be written.
+    """
+    write_atomic(run_dir / RECORD, json.dumps(dataclasses.asdict(record)) + "\n")
+
+
+def trim_metrics(run_dir: Path, last_iteration: int) -> int:
+    """Drop the ``metrics.jsonl`` records after ``last_iteration`` (iterations of the interrupted attempt that no
+    checkpoint holds, which the continued run does again); returns how many were dropped. A cut-short last line
+    goes too."""
+    path = run_dir / "metrics.jsonl"
+    if not path.is_file():
+        return 0
+    lines = path.read_text(encoding="utf-8").split("\n")
+    kept = [line for line in lines[:-1] if line.strip() and _iteration(line) <= last_iteration]
+    dropped = sum(1 for line in lines if line.strip()) - len(kept)
+    if dropped:
+        write_atomic(path, "".join(f"{line}\n" for line in kept))
+    return dropped
+
+
+def _iteration(line: str) -> int:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return -1  # not a record: kept (read_records reports it)
+    return int(record["iteration"]) if isinstance(record, dict) and "iteration" in record else -1
+
+
+def remove_if_empty_run(run_dir: Path | None) -> bool:
+    """Remove ``run_dir`` unless it holds a checkpoint (a run that ended before its first save); returns whether it
+    was removed."""
+    if run_dir is None or not run_dir.is_dir() or any(run_dir.glob("model_*.pt")):
+        return False
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return not run_dir.exists()
