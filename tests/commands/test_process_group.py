@@ -14,7 +14,9 @@ import pytest
 from redline import options
 from redline.cli import build_parser, main
 from redline.commands import launch, preflight
-from redline.commands.launch import auto_nproc, plan_launch, torchrun_command
+from redline.commands.launch import auto_nproc, plan_launch
+from redline.commands.spawn import torchrun_command
+from redline.envs import prepare
 from redline.options import TrainOptions
 
 
@@ -35,7 +37,7 @@ def test_nproc_becomes_a_standalone_torchrun_of_the_same_command(monkeypatch: py
     plan = plan_launch(opts)
     assert (plan.nproc, plan.torchrun, plan.automatic, plan.options.run.num_envs) == (4, True, False, 64)
     assert checked == [opts]  # validated once, in the launching process, with the process count
-    command = torchrun_command(plan)
+    command = torchrun_command(plan.nproc, plan.worker_argv)
     assert command[:5] == [sys.executable, "-m", "redline.commands.torchrun", "--standalone", "--nproc_per_node=4"]
     assert command[5:] == [
         *("-m", "redline.cli", "train", "--task=Redline-Cartpole", "--num_envs=64", "--seed=3", "--distributed"),
@@ -60,7 +62,7 @@ def test_the_workers_get_the_per_process_env_count_in_place_of_the_total(monkeyp
     monkeypatch.setattr(preflight, "check_launch", lambda opts: None)
     scene = type("Cfg", (), {"scene": type("Scene", (), {"num_envs": 1024})})
     prepared = type("Prepared", (), {"device": "cpu", "env_cfg": scene})
-    monkeypatch.setattr(preflight, "prepare", lambda opts: preflight.TrainSetup(prepared, None))
+    monkeypatch.setattr(prepare, "prepare_env", lambda run: prepared)
     opts = _parsed(["train", "--task", "T", "--num_envs", "1024", "env.scene.num_envs=8", "agent.x=1"])
     plan = plan_launch(opts)
     assert (plan.nproc, plan.torchrun, plan.automatic) == (2, True, True)
@@ -137,19 +139,17 @@ os.kill(os.getpid(), signal.SIGKILL)  # what `kill -9 $(pgrep -f -- --distribute
 
 LAUNCHER = """
 import sys
-from redline.commands import launch
+from redline.commands import spawn
 from redline.errors import ExpectedExit
-from redline.options import RunOptions, TrainOptions
-launch.torchrun_command = lambda plan: [sys.executable, "-c", sys.argv[1], sys.argv[2]]
-worker = TrainOptions(run=RunOptions(task="T", device="cpu"), distributed=True)
+spawn.torchrun_command = lambda nproc, argv: [sys.executable, "-c", sys.argv[1], sys.argv[2]]
 try:
-    plan = launch.LaunchPlan(nproc=2, torchrun=True, automatic=False, options=worker, memory_checked=False)
-    launch.run_torchrun(plan)
+    spawn.run_torchrun(2, ["train", "--task=T", "--device=cpu", "--distributed"], "cpu")
 except ExpectedExit as exc:
     print(f"redline train: {exc}", file=sys.stderr)
     sys.exit(exc.exit_status)
 """
-"""``redline train --nproc 2``'s launcher (``run_torchrun``), as the CLI ends an expected exit, over :data:`AGENT`."""
+"""``redline train --nproc 2``'s launcher (``spawn.run_torchrun``), as the CLI ends an expected exit, over
+:data:`AGENT`."""
 
 
 def test_a_killed_torchrun_agent_has_its_workers_stopped_in_one_line(tmp_path: Path) -> None:
