@@ -18,13 +18,6 @@ from redline.atomic import write_atomic
 from redline.errors import ExpectedExit, OutputError, UserError
 from redline.outputs.run_search import LOCK, RECORD, RESUME_NEVER, ResumePlan, RunRecord
 
-CONTINUING = {
-    "restart": "torchrun restarted the workers: continuing",
-    "same command": "continuing this command's unfinished run",
-    "resume": "continuing the interrupted run",
-}
-"""The first words of the line a continued run prints, by :attr:`ResumePlan.found_by`."""
-
 
 @dataclasses.dataclass(frozen=True)
 class NewRun:
@@ -94,9 +87,13 @@ def open_run(plan: ResumePlan, start: int, iterations: int, new: NewRun) -> RunL
     if plan.run_dir is not None:
         lock = RunLock(plan.run_dir)
         trim_metrics(plan.run_dir, start)
+        how = {
+            "restart": "torchrun restarted the workers: continuing",
+            "same command": "continuing this command's unfinished run",
+        }.get(plan.found_by, "continuing the interrupted run")
         where = f"after iteration {start}" if start >= 0 else "from the start (it saved no checkpoint)"
         never = f" (--resume {RESUME_NEVER}: start a new run instead)" if plan.found_by == "same command" else ""
-        print(f"[redline] {CONTINUING[plan.found_by]} {plan.run_dir} {where}, to iteration {end}{never}", flush=True)
+        print(f"[redline] {how} {plan.run_dir} {where}, to iteration {end}{never}", flush=True)
         return lock
     if plan.checkpoint is not None:
         print(
