@@ -24,7 +24,6 @@ from redline.errors import UserError
 from redline.options import TrainOptions
 from redline.outputs import elastic, run_folder, run_search
 from redline.outputs.checkpoints import load_checkpoint
-from redline.outputs.run_folder import opened
 from redline.runners.stop import StopRequest
 
 
@@ -54,7 +53,7 @@ def start_run(
     start = -1 if checkpoint is None else int(checkpoint["iter"])
     agent_cfg.max_iterations = plan.iterations(None if checkpoint is None else start, agent_cfg.max_iterations)
     process_group.barrier()  # every rank has its checkpoint before rank 0 creates the new run folder
-    with opened(plan, start, agent_cfg.max_iterations, new) as run_dir:
+    with run_folder.opened(plan, start, agent_cfg.max_iterations, new) as run_dir:
         stop.run_dir = run_dir  # a signal before the first checkpoint removes it
         prepared.env_cfg.log_dir = str(run_dir) if run_dir is not None else None
         yield RunStart(checkpoint, plan.checkpoint, run_dir)
