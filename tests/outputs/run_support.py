@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import torch
 
-from redline.outputs.run_folder import write_record
-from redline.outputs.run_search import RunRecord
+from redline.outputs.run_search import RECORD, RunRecord
 
 
 def make_run(exp: Path, name: str, record: RunRecord | None, saved: tuple[int, ...] = ()) -> Path:
@@ -20,3 +21,8 @@ def make_run(exp: Path, name: str, record: RunRecord | None, saved: tuple[int, .
     for it in saved:
         torch.save({"actor_state_dict": {}, "critic_state_dict": {}, "iter": it}, run / f"model_{it}.pt")
     return run
+
+
+def write_record(run_dir: Path, record: RunRecord) -> None:
+    """``run_dir/redline_run.json`` as a run folder's creation writes it (:func:`redline.outputs.run_folder.opened`)."""
+    (run_dir / RECORD).write_text(json.dumps(dataclasses.asdict(record)) + "\n")

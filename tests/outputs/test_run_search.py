@@ -4,6 +4,7 @@ same command again, by an elastic restart); anything else resumed starts a new r
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,9 @@ import torch
 
 from redline.errors import UserError
 from redline.outputs import elastic, run_search
-from redline.outputs.run_folder import RunLock, write_record
+from redline.outputs.run_folder import lock
 from redline.outputs.run_search import RESUME_NEVER, ResumePlan, RunRecord, plan_resume, resolve_checkpoint
-from tests.outputs.run_support import make_run
+from tests.outputs.run_support import make_run, write_record
 
 
 def test_fingerprint_is_stable_and_tells_commands_apart() -> None:
@@ -40,11 +41,11 @@ def test_find_run_takes_the_newest_unfinished_run_of_the_command(tmp_path: Path)
     make_run(tmp_path, "2026-01-06_00-00-00", None, saved=(4,))  # from before records
     (newest / "model_6.pt").write_bytes(b"cut short")  # a kill mid-write: skipped
     assert run_search.find_run(tmp_path, fingerprint="cmd") == newest
-    lock = RunLock(newest)  # a live process writes in it: not another command's to continue
+    fd = lock(newest)  # a live process writes in it: not another command's to continue
     assert run_search.in_use(newest) and run_search.find_run(tmp_path, fingerprint="cmd") == older
     with pytest.raises(UserError, match="is being written by another process"):
-        RunLock(newest)
-    lock.release()
+        lock(newest)
+    os.close(fd)
     assert not run_search.in_use(newest) and run_search.find_run(tmp_path, fingerprint="cmd") == newest
     unsaved = make_run(tmp_path, "2026-01-04_00-00-00", RunRecord("cmd", 9))  # killed before its first checkpoint
     assert run_search.find_run(tmp_path, fingerprint="cmd") == unsaved

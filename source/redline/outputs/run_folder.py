@@ -35,79 +35,75 @@ class NewRun:
     """torchrun's run id (None: not started by torchrun)."""
 
 
-class RunLock:
-    """An exclusive lock on a run folder (:data:`redline.outputs.run_search.LOCK`) for as long as a process writes in
-    it, so the same command started twice at once never continues the same run twice."""
+def lock(run_dir: Path) -> int:
+    """Take the exclusive lock on ``run_dir`` (:data:`redline.outputs.run_search.LOCK`) that a process holds for as
+    long as it writes in the folder, so the same command started twice at once never continues the same run twice;
+    returns its file descriptor (closing it lets go; the kernel does when the process ends, however it ends).
 
-    def __init__(self, run_dir: Path) -> None:
-        self.run_dir = run_dir
-        """The locked folder."""
-        self._fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self._fd)
-            raise UserError(f"--resume: run folder '{run_dir}' is being written by another process") from None
-
-    def release(self) -> None:
-        """Let go of the folder (once)."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+    Raises:
+        UserError: another process holds it.
+    """
+    fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise UserError(f"--resume: run folder '{run_dir}' is being written by another process") from None
+    return fd
 
 
 @contextlib.contextmanager
 def opened(plan: ResumePlan, start: int, iterations: int, new: NewRun | None) -> Iterator[Path | None]:
-    """The run folder (:func:`open_run`) for the body of a ``with``: locked until it ends, and removed if the body
-    stops on an :class:`~redline.errors.ExpectedExit` before the run's first checkpoint (bad input found late, a
-    full disk before the first save): no empty run folder is left. ``new`` None (the ranks other than 0, which write
-    no files): no folder (None)."""
+    """The folder a run writes in, for the body of a ``with``: the interrupted run ``plan`` continues (its metrics
+    after iteration ``start`` dropped), or a new one with its record, ending ``iterations`` after ``start`` (one line
+    says which); locked until the body ends, and removed if it stops on an :class:`~redline.errors.ExpectedExit`
+    before the run's first checkpoint (bad input found late, a full disk before the first save). ``new`` None (the
+    ranks other than 0, which write no files): no folder (None).
+
+    Raises:
+        UserError: another process writes in the folder ``plan`` continues (it is left as it is).
+        OutputError: the new folder, its record or the trimmed metrics cannot be written.
+    """
     if new is None:
         yield None
         return
-    lock = open_run(plan, start, iterations, new)
+    run_dir = plan.run_dir if plan.run_dir is not None else new_run_dir(new.log_root, new.experiment, new.run_name)
+    fd = lock(run_dir)
     try:
-        yield lock.run_dir
+        path, text = _first_write(plan, run_dir, start, iterations, new)
+        try:
+            if text is not None:
+                write_atomic(path, text)
+        except OSError as exc:
+            raise OutputError.writing("run folder", path, exc) from None
+        yield run_dir
     except ExpectedExit:
-        remove_if_empty_run(lock.run_dir)  # a stop on a signal saved a checkpoint first: that folder is kept
+        remove_if_empty_run(run_dir)  # a stop on a signal saves a checkpoint first: that folder is kept
         raise
     finally:
-        lock.release()
+        os.close(fd)
 
 
-def open_run(plan: ResumePlan, start: int, iterations: int, new: NewRun) -> RunLock:
-    """Open and lock the folder a run writes in: the interrupted run ``plan`` continues (its metrics after iteration
-    ``start`` dropped), or a new one with its record, ending ``iterations`` after ``start``; one line says which.
-
-    Raises:
-        UserError: another process writes in the folder ``plan`` continues.
-        OutputError: the new folder or its record cannot be written.
-    """
+def _first_write(plan: ResumePlan, run_dir: Path, start: int, iterations: int, new: NewRun) -> tuple[Path, str | None]:
+    """What opening ``run_dir`` writes — a continued run's ``metrics.jsonl`` cut after ``start`` (None: nothing to
+    cut), a new run's record — and the line that says which run it is."""
     end = start + iterations
     if plan.run_dir is not None:
-        lock = RunLock(plan.run_dir)
-        trim_metrics(plan.run_dir, start)
         how = {
             "restart": "torchrun restarted the workers: continuing",
             "same command": "continuing this command's unfinished run",
         }.get(plan.found_by, "continuing the interrupted run")
         where = f"after iteration {start}" if start >= 0 else "from the start (it saved no checkpoint)"
         never = f" (--resume {RESUME_NEVER}: start a new run instead)" if plan.found_by == "same command" else ""
-        print(f"[redline] {how} {plan.run_dir} {where}, to iteration {end}{never}", flush=True)
-        return lock
+        print(f"[redline] {how} {run_dir} {where}, to iteration {end}{never}", flush=True)
+        return run_dir / "metrics.jsonl", trimmed_metrics(run_dir / "metrics.jsonl", start)
     if plan.checkpoint is not None:
         print(
             f"[redline] resuming from {plan.checkpoint} (iteration {start}) in a new run: {iterations} more iterations",
             flush=True,
         )
-    run_dir = new_run_dir(new.log_root, new.experiment, new.run_name)
-    lock = RunLock(run_dir)
-    try:
-        write_record(run_dir, RunRecord(new.fingerprint, end, new.run_id))
-    except OSError as exc:
-        lock.release()
-        raise OutputError.writing("run folder", run_dir / RECORD, exc) from None
-    return lock
+    record = RunRecord(new.fingerprint, end, new.run_id)
+    return run_dir / RECORD, json.dumps(dataclasses.asdict(record)) + "\n"
 
 
 def new_run_dir(log_root: Path, experiment: str, run_name: str | None = None) -> Path:
@@ -133,28 +129,16 @@ def new_run_dir(log_root: Path, experiment: str, run_name: str | None = None) ->
     raise OutputError(f"run folder: 1000 runs named '{base}' already exist under '{exp_dir}'")
 
 
-def write_record(run_dir: Path, record: RunRecord) -> None:
-    """Write ``record`` to ``run_dir/redline_run.json`` atomically.
-
-    Raises:
-        OSError: it could not be written.
-    """
-    write_atomic(run_dir / RECORD, json.dumps(dataclasses.asdict(record)) + "\n")
-
-
-def trim_metrics(run_dir: Path, last_iteration: int) -> int:
-    """Drop the ``metrics.jsonl`` records after ``last_iteration`` (iterations of the interrupted attempt that no
-    checkpoint holds, which the continued run does again); returns how many were dropped. A cut-short last line
-    goes too."""
-    path = run_dir / "metrics.jsonl"
+def trimmed_metrics(path: Path, last_iteration: int) -> str | None:
+    """``metrics.jsonl`` at ``path`` without its records after ``last_iteration`` (iterations of the interrupted
+    attempt that no checkpoint holds, which the continued run does again) and without a cut-short last line; None
+    when there is nothing to drop (or no file)."""
     if not path.is_file():
-        return 0
+        return None
     lines = path.read_text(encoding="utf-8").split("\n")
     kept = [line for line in lines[:-1] if line.strip() and _iteration(line) <= last_iteration]
     dropped = sum(1 for line in lines if line.strip()) - len(kept)
-    if dropped:
-        write_atomic(path, "".join(f"{line}\n" for line in kept))
-    return dropped
+    return "".join(f"{line}\n" for line in kept) if dropped else None
 
 
 def _iteration(line: str) -> int:

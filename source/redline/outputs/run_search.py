@@ -40,7 +40,7 @@ RECORD = "redline_run.json"
 """The record's file name in a run folder."""
 LOCK = ".lock"
 """File in a run folder that the process writing the run holds an exclusive ``flock`` on
-(:class:`redline.outputs.run_folder.RunLock`); the kernel releases it when that process ends, however it ends."""
+(:func:`redline.outputs.run_folder.lock`); the kernel releases it when that process ends, however it ends."""
 CHECKPOINT_RE = re.compile(r"^model_(\d+)\.pt$")
 """rsl_rl's checkpoint file name, ``model_<iteration>.pt``."""
 RESUME_NEVER = "never"
