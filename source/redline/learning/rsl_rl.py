@@ -102,7 +102,8 @@ def construct_general(obs: TensorDict, env: Any, cfg: Mapping[str, Any], device:
             timeout_s=DIST_TIMEOUT_S,
             **alg_cfg,
         )
-        alg.env_state = RunnerEnvState(env, enabled=not alg.is_multi_gpu)
+        models = {"actor": actor, "critic": critic}
+        alg.env_state = RunnerEnvState(env, enabled=not alg.is_multi_gpu, models=models)
         return alg
     except (TypeError, ValueError, KeyError) as exc:
         raise UserError(f"algorithm.class_name={CLASS_PATH}: {exc}") from None
@@ -117,7 +118,9 @@ class PPO:
 
     def __init__(self, learner: RedlinePPO, env: Any = None) -> None:
         self.learner = learner
-        self.env_state = RunnerEnvState(env, enabled=not learner.comm.distributed)
+        self.env_state = RunnerEnvState(
+            env, enabled=not learner.comm.distributed, generators={"noise_generator": learner.noise_generator}
+        )
         """The env's part of the checkpoints (:class:`~redline.seeding.run_state.RunnerEnvState`)."""
         self.rnd = None  # rsl_rl's runner asks; redline has no RND
         self.intrinsic_rewards = None

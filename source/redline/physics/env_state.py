@@ -16,7 +16,11 @@
 - ``scene``: every sensor and its data (contact sensors' forces, force history, air and contact times, timestamps,
   and the Newton sensor output they read lazily) and the terrain importer's (curriculum levels, env origins);
 - ``extras_log``: ``extras["log"]``, the last resets' metrics, which every step reports again until the next reset;
-- the step counters and the physics clock.
+- the step counters and the physics clock;
+- ``layout``: how each value above is laid out over the envs (:mod:`redline.seeding.layout`), declared by the object
+  that owns it where its shape cannot tell (a contact sensor's flat ``(num_envs * sensors, 3)`` views, a time-major
+  observation history, a terrain's ``(rows, cols, 3)`` origins, a startup event's indices into this process's
+  model), so the state can be regrouped onto another process count.
 
 Redline's task mixin exposes it as ``env_state()`` / ``load_env_state()`` for the tasks that set
 ``run_state_buffers`` (Redline-Cartpole, the velocity tasks); the runner (:mod:`redline.seeding.run_state`) calls
@@ -30,7 +34,8 @@ from typing import Any
 
 import torch
 
-from redline.physics.sim_state import gather_sim_state, restore_sim_state
+from redline.physics.sim_state import check_sim_state, gather_sim_state, restore_sim_state, sim_layout
+from redline.seeding import layout as lay
 
 DIRECT_ENV_BUFFERS = ("episode_length_buf", "reset_buf", "reset_terminated", "reset_time_outs")
 """Per-env buffers every Isaac Lab ``DirectRLEnv`` carries from one step to the next."""
@@ -86,39 +91,88 @@ def _leaves(obj: Any, path: str, kinds: tuple[type, ...], seen: set[int]) -> Ite
             yield from _leaves(value, where, kinds, seen)
 
 
-def gather_walked(roots: dict[str, Any], kinds: tuple[type, ...]) -> dict[str, Any]:
-    """The tensors (warp arrays as tensors) and numbers reached from ``roots`` (see :func:`_leaves`), by path."""
+def declared_layout(path: str, container: Any, key: Any, value: Any, num_envs: int) -> str | None:
+    """The env layout (:mod:`redline.seeding.layout`) the object holding ``value`` as ``key`` gives it, where its
+    shape alone cannot tell; None: the shape's default (per env when the first axis has ``num_envs`` rows).
+
+    - an observation history (Isaac Lab's ``CircularBuffer``): ``(max_len, num_envs, ...)``, time-major unless it
+      stacks on a later axis;
+    - a sensor's flat views (Newton's contact sensor reads ``(num_envs * sensors, 3)`` arrays): env-major flat;
+    - a terrain's ``terrain_origins`` ``(rows, cols, 3)``: the same terrain on every rank;
+    - a startup event term's state (e.g. randomised shapes' indices into this process's model): its own.
+    """
+    # heavy: Isaac Lab, imported only once the simulator is needed
+    from isaaclab.sensors import SensorBase
+    from isaaclab.terrains import TerrainImporter
+    from isaaclab.utils.buffers import CircularBuffer
+
+    if "/_mode_term_cfgs/startup/" in path or "/_mode_class_term_cfgs/startup/" in path:
+        return lay.LOCAL
+    if isinstance(container, CircularBuffer) and key == "_buffer":
+        return lay.axis(1) if getattr(container, "_stack_dim_internal", None) is None else lay.ENV
+    if isinstance(container, TerrainImporter) and key == "terrain_origins":
+        return lay.SHARED
+    sensors = getattr(container, "_num_sensors", None)
+    shape = getattr(value, "shape", ())
+    if isinstance(container, SensorBase) and sensors and len(shape) and shape[0] == num_envs * sensors > num_envs:
+        return lay.flat(int(sensors))
+    return None
+
+
+def gather_walked(roots: dict[str, Any], kinds: tuple[type, ...], num_envs: int = 0) -> tuple[dict, dict]:
+    """The tensors (warp arrays as tensors) and numbers reached from ``roots`` (see :func:`_leaves`), by path, and
+    the env layouts their owners declare (:func:`declared_layout`) for ``num_envs`` envs."""
     # heavy: Warp/Newton, imported only once the simulator runs
     import warp as wp
 
     out: dict[str, Any] = {}
+    layouts: dict[str, str] = {}
     seen: set[int] = set()
     for name, root in roots.items():
-        for path, _, _, value in _leaves(root, name, kinds, seen):
+        for path, container, key, value in _leaves(root, name, kinds, seen):
             if isinstance(value, wp.array):
                 value = wp.to_torch(value)
             if value is not None:
                 out[path] = value.detach().clone() if isinstance(value, torch.Tensor) else value
-    return out
+                declared = declared_layout(path, container, key, value, num_envs)
+                if declared is not None:
+                    layouts[path] = declared
+    return out, layouts
 
 
-def restore_walked(roots: dict[str, Any], kinds: tuple[type, ...], state: dict[str, Any]) -> None:
-    """Write :func:`gather_walked`'s ``state`` back: tensors in place where the shapes agree (views and the objects
-    holding them keep their tensor), otherwise (a buffer allocated on its first use) assigned; numbers assigned.
+class StateMismatch(ValueError):
+    """A saved env state that does not fit the live env (another task or scene): nothing of it was written."""
 
-    Raises:
-        ValueError: ``state`` names a path the live objects do not have (another task).
-    """
-    # heavy: Warp/Newton, imported only once the simulator runs
-    import warp as wp
 
+def _live_leaves(roots: dict[str, Any], kinds: tuple[type, ...]) -> dict[str, tuple[Any, Any, Any]]:
     live: dict[str, tuple[Any, Any, Any]] = {}
     seen: set[int] = set()
     for name, root in roots.items():
         live.update({p: (c, k, v) for p, c, k, v in _leaves(root, name, kinds, seen)})
+    return live
+
+
+def check_walked(roots: dict[str, Any], kinds: tuple[type, ...], state: dict[str, Any]) -> None:
+    """Raise :class:`StateMismatch` when :func:`gather_walked`'s ``state`` names a path the live objects lack, or
+    the live objects hold a value (not None) at a path ``state`` lacks: either would leave a part of the env fresh
+    beside restored parts."""
+    live = _live_leaves(roots, kinds)
     missing = sorted(set(state) - set(live))
+    extra = sorted(p for p, (_, _, v) in live.items() if v is not None and p not in state)
     if missing:
-        raise ValueError(f"the saved env state does not fit this env ({', '.join(missing[:3])})")
+        raise StateMismatch(f"it holds {', '.join(missing[:3])}, which this env lacks")
+    if extra:
+        raise StateMismatch(f"this env holds {', '.join(extra[:3])}, which it lacks")
+
+
+def restore_walked(roots: dict[str, Any], kinds: tuple[type, ...], state: dict[str, Any]) -> None:
+    """Write :func:`gather_walked`'s ``state`` back (check it with :func:`check_walked` first): tensors in place
+    where the shapes agree (views and the objects holding them keep their tensor), otherwise (a buffer allocated on
+    its first use) assigned; numbers assigned."""
+    # heavy: Warp/Newton, imported only once the simulator runs
+    import warp as wp
+
+    live = _live_leaves(roots, kinds)
     for path, saved in state.items():
         container, key, current = live[path]
         if isinstance(current, wp.array):
@@ -165,14 +219,23 @@ def gather_env_state(env: Any, task_buffers: tuple[str, ...]) -> dict[str, Any]:
     names = (*DIRECT_ENV_BUFFERS, *task_buffers)
     buffers = {name: _clone(getattr(env, name)) for name in names if hasattr(env, name)}
     buffers["obs_buf"] = _clone(dict(env.obs_buf))
+    n = int(env.num_envs)
+    managers, manager_layout = gather_walked(_manager_roots(env), _stateful_types(), n)
+    scene, scene_layout = gather_walked(_scene_roots(env), (), n)
+    sim = gather_sim_state(env)
+    declared = {f"sim/{k}": v for k, v in sim_layout(sim).items()}
+    declared.update({f"managers/{k}": v for k, v in manager_layout.items()})
+    declared.update({f"scene/{k}": v for k, v in scene_layout.items()})
+    declared.update({f"extras_log/{k}": lay.SHARED for k, _ in lay.leaves(env.extras.get("log", {}))})
     return {
-        "sim": gather_sim_state(env),
+        "sim": sim,
         "env": buffers,
-        "managers": gather_walked(_manager_roots(env), _stateful_types()),
-        "scene": gather_walked(_scene_roots(env), ()),
+        "managers": managers,
+        "scene": scene,
         "extras_log": _clone(dict(env.extras.get("log", {}))),
         "counters": {name: int(getattr(env, name)) for name in DIRECT_ENV_COUNTERS},
         "sim_time": float(PhysicsManager._sim_time),
+        "layout": declared,
     }
 
 
@@ -180,11 +243,17 @@ def restore_env_state(env: Any, state: dict[str, Any]) -> None:
     """Write :func:`gather_env_state`'s ``state`` back into ``env`` (same task and env count).
 
     Raises:
-        ValueError: ``state`` does not fit this env's scene.
+        StateMismatch: ``state`` does not fit this env's scene (nothing was written).
     """
     # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab.physics import PhysicsManager
 
+    try:
+        check_sim_state(env, state["sim"])
+    except ValueError as exc:
+        raise StateMismatch(str(exc)) from exc
+    check_walked(_manager_roots(env), _stateful_types(), state.get("managers", {}))
+    check_walked(_scene_roots(env), (), state.get("scene", {}))
     restore_sim_state(env, state["sim"])
     restore_walked(_manager_roots(env), _stateful_types(), state.get("managers", {}))
     restore_walked(_scene_roots(env), (), state.get("scene", {}))

@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from redline.seeding.layout import SHARED
+
 WORLD_STARTS = {
     "body": "body_world_start",
     "joint_q": "joint_coord_world_start",
@@ -151,6 +153,24 @@ def gather_sim_state(env: Any) -> dict[str, Any]:
     return state
 
 
+def sim_layout(state: dict[str, Any]) -> dict[str, str]:
+    """The env layout of :func:`gather_sim_state`'s values that their shape cannot tell: the global entities' rows
+    (``global/...``) are the same on every rank (rows by world, asset buffers and MuJoCo data lead with the env)."""
+    return {key: SHARED for key in state if key.startswith("global/")}
+
+
+def check_sim_state(env: Any, state: dict[str, Any]) -> None:
+    """Raise ValueError when ``state`` does not fit ``env``'s simulator (another task, another env count).
+
+    Raises:
+        ValueError: other keys or shapes than the live simulator's.
+    """
+    current = gather_sim_state(env)  # the same keys and shapes, or the checkpoint is for another scene
+    if {k: _shape(v) for k, v in current.items()} != {k: _shape(v) for k, v in state.items()}:
+        diff = sorted(set(current) ^ set(state)) or [k for k in current if _shape(current[k]) != _shape(state[k])]
+        raise ValueError(f"the saved simulator state does not fit this scene ({', '.join(diff[:3])})")
+
+
 def restore_sim_state(env: Any, state: dict[str, Any]) -> None:
     """Write :func:`gather_sim_state`'s ``state`` back into ``env``'s simulator (same task, same env count).
 
@@ -161,10 +181,7 @@ def restore_sim_state(env: Any, state: dict[str, Any]) -> None:
     import warp as wp
 
     manager, backend = _backend()
-    current = gather_sim_state(env)  # the same keys and shapes, or the checkpoint is for another scene
-    if {k: _shape(v) for k, v in current.items()} != {k: _shape(v) for k, v in state.items()}:
-        diff = sorted(set(current) ^ set(state)) or [k for k in current if _shape(current[k]) != _shape(state[k])]
-        raise ValueError(f"the saved simulator state does not fit this scene ({', '.join(diff[:3])})")
+    check_sim_state(env, state)
     model, n = backend.model, env.num_envs
     for prefix, obj in (("state_0", backend.state_0), ("state_1", backend.state_1), ("control", backend.control)):
         for name, array in _arrays(obj).items() if obj is not None else ():

@@ -95,6 +95,11 @@ class EpisodeTracker:
             acc = self._log_sums.setdefault(key, torch.zeros(2, device=self._sums.device))
             acc += torch.stack((flat.sum(), torch.full((), float(flat.numel()), device=acc.device)))  # no H2D copy
 
+    STATE_LAYOUT = {"return": "env", "length": "env", "sums": "shared", "history": "shared", "written": "shared"}
+    """How :meth:`state_dict`'s values lie over the envs (:mod:`redline.seeding.layout`): the running episodes per
+    env; the window's sums and ``(2, HISTORY + 1)`` ring are the rank's, and a run regrouped onto another process
+    count continues rank 0's."""
+
     def state_dict(self) -> dict[str, torch.Tensor]:
         """What the next ``read`` depends on (the pending steps filed first): per env (``return``, ``length``: the
         running episodes) and the window (sums, ring of the last :data:`HISTORY` episodes); ``extras["log"]`` sums

@@ -202,7 +202,8 @@ class RedlineRunner:
         self.alg.check_replicas()
         seeding = gather_seeding_state(self.env, self.comm)
         unsaved = why_not_saved(self.env)
-        run_state = None if unsaved is not None else gather_run_state(self.env, self.tracker, self.comm)
+        mine = {"noise_generator": self.alg.noise_generator}  # this rank's action noise (without env streams)
+        run_state = None if unsaved is not None else gather_run_state(self.env, self.tracker, self.comm, mine)
         if path is None:
             return
         if unsaved is not None and not self._unsaved_warned:
@@ -228,4 +229,5 @@ class RedlineRunner:
         self.iteration = int(checkpoint["iter"])
         self._progress = (int(checkpoint.get("env_steps", 0)), float(checkpoint.get("wall_time_s", 0.0)))
         restore_seeding_state(checkpoint, self.env)
-        self._env_restored = restore_run_state(checkpoint, self.env, self.tracker, self.comm)
+        mine = {"noise_generator": self.alg.noise_generator}
+        self._env_restored = restore_run_state(checkpoint, self.env, self.tracker, self.comm, mine)
