@@ -70,9 +70,11 @@ def _writing(experiment: Path) -> bool:
     return any(experiment.glob("*/.model_*.pt.*.tmp"))
 
 
-def _killed_and_continued(tmp_path: Path, task: str, kills: tuple[str, ...], seed: int) -> None:
+def _killed_and_continued(
+    tmp_path: Path, task: str, kills: tuple[str, ...], seed: int, extra: list[str] | None = None
+) -> None:
     argv = ["train", "--task", task, "--device", "cpu", "--num_envs", "16", "--max_iterations", str(ITERATIONS)]
-    argv += [f"agent.save_interval={SAVE_INTERVAL}"]
+    argv += [f"agent.save_interval={SAVE_INTERVAL}", *(extra or [])]
     experiment_name = task.lower().replace("-", "_")
     ref_root, cut_root, out = tmp_path / "reference", tmp_path / "killed", tmp_path / "attempts.log"
     experiment = cut_root / experiment_name
@@ -104,6 +106,12 @@ def _killed_and_continued(tmp_path: Path, task: str, kills: tuple[str, ...], see
 def test_cartpole_killed_three_times_ends_as_the_run_never_interrupted(tmp_path: Path) -> None:
     kills = ("mid-iteration", "after a checkpoint", "during a checkpoint write")
     _killed_and_continued(tmp_path, "Redline-Cartpole", kills, seed=1)
+
+
+def test_shared_seeding_killed_ends_as_the_run_never_interrupted(tmp_path: Path) -> None:
+    """Issue 44 item 2: under ``--seeding shared`` the envs draw from torch's global generator (Isaac Lab's way) and
+    the learner's action noise from its own: both are in the checkpoint, so the continued run is still bitwise."""
+    _killed_and_continued(tmp_path, "Redline-Cartpole", ("mid-iteration",), seed=4, extra=["--seeding", "shared"])
 
 
 @pytest.mark.parametrize("task", ["Redline-Velocity-Flat-Go1", "Redline-Velocity-Rough-Go1"])
@@ -165,3 +173,30 @@ def test_two_ranks_killed_at_once_continue_exactly_and_on_one_process(tmp_path: 
     reference_state = torch.load(whole / last, weights_only=True)
     for name, ref in reference_state["actor_state_dict"].items():
         assert (regrouped["actor_state_dict"][name] - ref).abs().max() <= 1e-5 * ref.abs().max(), name
+
+
+@pytest.mark.parametrize("task", ["Redline-Velocity-Flat-Go1", "Redline-Velocity-Rough-Go1"])
+def test_go1_killed_on_two_ranks_continues_on_one_process(tmp_path: Path, task: str) -> None:
+    """Issue 44 item 1: a 2-rank run (the CPU default, one process per core) SIGKILLed whole (a pre-empted VM), then
+    the same experiment on one process (``--nproc 1``, the same total env count): the run continues in its folder, its metrics rows
+    once each, every env's state regrouped by global id — contact sensors' flat views included (main refused:
+    'does not fit task ... The size of tensor a (6656) must match ...')."""
+    experiment_name = task.lower().replace("-", "_")
+    argv = ["train", "--task", task, "--device", "cpu", "--max_iterations", "4", "agent.save_interval=2"]
+    root, out = tmp_path / "runs", tmp_path / "attempts.log"
+    first = _start([*argv, "--nproc", "2", "--num_envs", "8"], root, out)  # with --nproc, envs per process
+    deadline = time.monotonic() + 600
+    while not _saved(root / experiment_name, "model_2.pt"):
+        assert first.poll() is None and time.monotonic() < deadline, _tail(out)
+        time.sleep(0.01)
+    assert _kill_all(str(root)) >= 3  # the launcher, torchrun's agent, its two workers
+    first.wait(timeout=60)
+    again = _start([*argv, "--nproc", "1", "--num_envs", "16"], root, out)  # the same 16 envs
+    assert again.wait(timeout=900) == 0, _tail(out)
+    text = out.read_text()
+    assert "[redline] continuing this command's unfinished run" in text
+    assert "not restored" not in text and "fresh resets" not in text, _tail(out)
+    run = only_run(root, experiment_name)
+    assert [r["iteration"] for r in records(run)] == [0, 1, 2, 3]  # rows after the checkpoint written once
+    last = torch.load(run / "model_3.pt", weights_only=True)
+    assert [p["global_ids"].tolist() for p in last["run_state"]["parts"]] == [list(range(16))]  # one process now

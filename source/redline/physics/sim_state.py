@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from redline.seeding.layout import SHARED
+from redline.seeding.layout import SHARED, UNKNOWN
 
 WORLD_STARTS = {
     "body": "body_world_start",
@@ -64,17 +64,30 @@ def _backend() -> Any:
     return NewtonManager, backend
 
 
-def _world_split(model: Any, name: str, num_worlds: int) -> tuple[int, int] | None:
-    """``(per_world, global_start)`` of array ``name``'s rows; None when no offsets describe it."""
+def _world_split(model: Any, name: str, num_worlds: int, length: int) -> tuple[int, int, str] | None:
+    """``(per_world, global_start, rest)`` of array ``name``'s ``length`` rows, ``rest`` the key prefix of the rows
+    after the worlds'; None when no offsets describe it.
+
+    The offsets named for it in :data:`WORLD_STARTS` where their total is ``length``, else the first others whose
+    total is (``joint_target_q`` is coordinate-sized or DOF-sized depending on how the model was built): the rows
+    after the worlds' are then the global entities' (``global``, the same on every rank). Where no offsets total
+    ``length``, the named ones split it and the rest is ``rest`` (its layout over the envs unknown: such a state is
+    restored onto its own process count only)."""
     key = WORLD_STARTS.get(name) or next((v for k, v in WORLD_STARTS.items() if name.startswith(f"{k}_")), None)
-    starts = None if key is None else getattr(model, key, None)
-    if starts is None:
+    if key is None or getattr(model, key, None) is None:
         return None
-    s = starts.numpy()
+    fits = [c for c in dict.fromkeys((key, *WORLD_STARTS.values())) if _total(model, c) == length]
+    chosen = fits[0] if fits else key
+    s = getattr(model, chosen).numpy()
     per_world = int(s[1] - s[0]) if num_worlds > 1 else int(s[-2] - s[0])
     if int(s[0]) != 0 or any(int(s[w]) != w * per_world for w in range(num_worlds + 1)):
-        raise UnsupportedSimState(f"{name}: worlds of different sizes ({key})")
-    return per_world, int(s[-2])
+        raise UnsupportedSimState(f"{name}: worlds of different sizes ({chosen})")
+    return per_world, int(s[-2]), "global" if fits else "rest"
+
+
+def _total(model: Any, key: str) -> int | None:
+    starts = getattr(model, key, None)
+    return None if starts is None else int(starts.numpy()[-1])
 
 
 def _arrays(obj: Any) -> dict[str, Any]:
@@ -90,14 +103,14 @@ def _by_world(prefix: str, obj: Any, model: Any, num_worlds: int) -> dict[str, t
 
     out: dict[str, torch.Tensor] = {}
     for name, array in _arrays(obj).items():
-        split = _world_split(model, name, num_worlds)
+        split = _world_split(model, name, num_worlds, array.shape[0])
         if split is None:
             continue
-        per_world, global_start = split
+        per_world, global_start, rest = split
         values = wp.to_torch(array).detach().clone()
         out[f"{prefix}/{name}"] = values[:global_start].reshape(num_worlds, per_world, *values.shape[1:])
         if global_start < values.shape[0]:
-            out[f"global/{prefix}/{name}"] = values[global_start:]
+            out[f"{rest}/{prefix}/{name}"] = values[global_start:]
     return out
 
 
@@ -155,8 +168,11 @@ def gather_sim_state(env: Any) -> dict[str, Any]:
 
 def sim_layout(state: dict[str, Any]) -> dict[str, str]:
     """The env layout of :func:`gather_sim_state`'s values that their shape cannot tell: the global entities' rows
-    (``global/...``) are the same on every rank (rows by world, asset buffers and MuJoCo data lead with the env)."""
-    return {key: SHARED for key in state if key.startswith("global/")}
+    (``global/...``) are the same on every rank, rows no world offsets describe (``rest/...``) unknown (rows by
+    world, asset buffers and MuJoCo data lead with the env)."""
+    return {
+        key: SHARED if key.startswith("global/") else UNKNOWN for key in state if key.startswith(("global/", "rest/"))
+    }
 
 
 def check_sim_state(env: Any, state: dict[str, Any]) -> None:
@@ -185,14 +201,14 @@ def restore_sim_state(env: Any, state: dict[str, Any]) -> None:
     model, n = backend.model, env.num_envs
     for prefix, obj in (("state_0", backend.state_0), ("state_1", backend.state_1), ("control", backend.control)):
         for name, array in _arrays(obj).items() if obj is not None else ():
-            split = _world_split(model, name, n)
+            split = _world_split(model, name, n, array.shape[0])
             if split is None:
                 continue
             target = wp.to_torch(array)
             rows = state[f"{prefix}/{name}"].reshape(-1, *target.shape[1:])
             target[: split[1]].copy_(rows)
-            if f"global/{prefix}/{name}" in state:
-                target[split[1] :].copy_(state[f"global/{prefix}/{name}"])
+            if f"{split[2]}/{prefix}/{name}" in state:
+                target[split[1] :].copy_(state[f"{split[2]}/{prefix}/{name}"])
     data = getattr(manager._solver, "mjw_data", None)
     for key, values in state.items():
         if key.startswith("mjw_data/"):

@@ -155,7 +155,7 @@ def regroup(parts: list[dict[str, Any]], global_ids: torch.Tensor, live: dict[st
     saved before layouts were recorded: read from the shapes).
 
     Raises:
-        ValueError: a value's layout is unknown, or the saved parts' paths differ from the live state's.
+        ValueError: a value's layout is unknown or contradicts its shape, or the parts hold other paths.
     """
     saved = torch.cat([p["global_ids"] for p in parts])
     where = {int(g): i for i, g in enumerate(saved.tolist())}
@@ -165,19 +165,18 @@ def regroup(parts: list[dict[str, Any]], global_ids: torch.Tensor, live: dict[st
     layout = parts[0].get("layout") or lay.describe(trees[0], counts[0])
     values = [dict(lay.leaves(t)) for t in trees]
     live_values = dict(lay.leaves(live))
-    if set(values[0]) != set(live_values):
-        diff = sorted(set(values[0]) ^ set(live_values))
-        raise ValueError(f"the saved paths differ from this env's: {', '.join(diff[:3])}")
     unknown = sorted(path for path in values[0] if layout.get(path, lay.UNKNOWN) == lay.UNKNOWN)
     if unknown:
         raise ValueError(f"no known env layout for {', '.join(unknown[:3])}")
     out: dict[str, Any] = {}
-    for path, live_value in live_values.items():
+    for path in values[0]:  # the saved paths; whether they fit the live env is the env's restore's to check
+        if layout[path] == lay.LOCAL and path not in live_values:
+            raise ValueError(f"{path}: this process's own value, which this env lacks")
         try:
-            value = lay.regroup_value(layout[path], [v[path] for v in values], counts, rows, live_value)
-        except ValueError as exc:
+            value = lay.regroup_value(layout[path], [v[path] for v in values], counts, rows, live_values.get(path))
+        except (ValueError, KeyError) as exc:
             raise ValueError(f"{path}: {exc}") from exc
-        lay.put(out, path, value, live)
+        lay.put(out, path, value, trees[0])
     return out
 
 
