@@ -102,14 +102,24 @@ def test_stock_train_and_play_with_redlines_update(case: str, tmp_path: Path) ->
 
 
 @pytest.mark.slow
-@pytest.mark.extended  # ~70 s (3 stock runs); passed by hand 2026-12-05 (docs/reliability.md)
-def test_stock_train_resume_continues_the_env_state(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "case",
+    [
+        # ~70 s (3 stock runs); passed by hand 2026-12-05 (docs/reliability.md)
+        pytest.param("Redline-Cartpole", marks=pytest.mark.extended),
+        "Redline-Cartpole:recurrent",  # GeneralPPO: torch's generator samples the actions, an LSTM carries state
+    ],
+)
+def test_stock_train_resume_continues_the_env_state(case: str, tmp_path: Path) -> None:
     """Issue 37 item 5: stock `isaaclab train` with redline's drop-in PPO, 2 iterations, then `--checkpoint
     <model_1.pt> --max_iterations 2` (rsl_rl re-runs the saved iteration's index: 2 more updates) ends with bitwise
     the actor of a 4-iteration run never interrupted: the checkpoint held the env's seeding counters and run state,
-    restored at the first action of training (after the runner's random episode lengths)."""
-    args = ["--task", "Redline-Cartpole", *COMMON, *TASK_ARGS["Redline-Cartpole"]]
-    args += [f"agent.algorithm.class_name={CLASS_PATH}"]
+    restored at the first action of training (after the runner's random episode lengths). Issue 44 item 2: under
+    :class:`~redline.learning.general_ppo.GeneralPPO` (the recurrent agent) too — the checkpoint holds torch's
+    global generator (rsl_rl's distributions sample from it, its storage permutes minibatches with it) and the
+    LSTM's hidden states."""
+    task = case.partition(":")[0]
+    args = ["--task", task, *COMMON, *TASK_ARGS[case], f"agent.algorithm.class_name={CLASS_PATH}"]
     folders = {}
     for name, extra in (("cut", ["--max_iterations", "2"]), ("straight", ["--max_iterations", "4"])):
         (tmp_path / name).mkdir()
