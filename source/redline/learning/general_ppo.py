@@ -149,9 +149,11 @@ class GeneralPPO(RslPPO):
         """The learning rate on the device (every optimizer group's ``lr`` is this tensor)."""
         name = kwargs.get("optimizer", "adam")
         self.optimizer = make_optimizer(name, self._trained(self.actor, self.critic), self._lr)
-        if self.rnd:  # RND's predictor keeps its own learning rate, as rsl_rl's; its optimizer fused too
-            rnd_lr = self.rnd.optimizer.param_groups[0]["lr"]
-            self.rnd.optimizer = make_optimizer(name, self.rnd.predictor.parameters(), torch.tensor(rnd_lr, device=dev))
+        if self.rnd:  # RND's predictor keeps its own Adam and learning rate whatever PPO's optimizer, as rsl_rl's
+            rnd_lr = self.rnd.optimizer.param_groups[0]["lr"]  # (so rsl_rl's PPO loads and trains on its state)
+            self.rnd.optimizer = make_optimizer(
+                "adam", self.rnd.predictor.parameters(), torch.tensor(rnd_lr, device=dev)
+            )
         self.guard = NanGuard(max_consecutive_skips, dev)
         self.last_skipped = 0
         """Optimizer steps the NaN guard skipped in the last update."""
