@@ -122,8 +122,8 @@ class GeneralPPO(RslPPO):
 
     Args:
         args, kwargs: rsl_rl ``PPO``'s arguments (``multi_gpu_cfg`` set: the default process group exists).
-        precision: ``"auto"`` (bf16 on CUDA devices that have it, else fp32), ``"bf16"`` or ``"fp32"``; rsl_rl's
-            ``use_mixed_precision`` is read as ``"bf16"``.
+        precision: ``"auto"`` (bf16 on CUDA devices that have it, else fp32), ``"bf16"`` or ``"fp32"``; None (the
+            default): rsl_rl's ``use_mixed_precision``, True bf16, False fp32 (:meth:`Precision.for_rsl_rl`).
         max_consecutive_skips: iterations in a row with a skipped step before training stops.
         timeout_s: the process group's timeout [s], quoted when a rank is lost.
     """
@@ -131,7 +131,7 @@ class GeneralPPO(RslPPO):
     def __init__(
         self,
         *args: Any,
-        precision: str = "auto",
+        precision: str | None = None,
         max_consecutive_skips: int = 3,
         timeout_s: float = 0.0,
         **kwargs: Any,
@@ -140,7 +140,7 @@ class GeneralPPO(RslPPO):
         super().__init__(*args, **kwargs)
         self.use_mixed_precision = False  # the precision policy below replaces rsl_rl's whole-loss autocast
         dev = torch.device(self.device)
-        self.precision = Precision.resolve("bf16" if mixed else precision, dev)
+        self.precision = Precision.for_rsl_rl(mixed, precision, dev)
         if self.precision.is_bf16:
             for model in self._models():
                 fp32_head(model)
