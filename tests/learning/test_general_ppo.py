@@ -107,6 +107,17 @@ def runner_cfg(**changes: Any) -> dict[str, Any]:
 RNN = {"class_name": "rsl_rl.models.RNNModel", "rnn_hidden_dim": 8}
 CNN = {"cnn_cfg": {"output_channels": [4], "kernel_size": 3, "flatten": True}, "class_name": "rsl_rl.models.CNNModel"}
 IMAGE_GROUPS = {"actor": ["policy", "image"], "critic": ["critic", "image"]}
+RND_GROUPS = {"actor": ["policy"], "critic": ["critic"], "rnd_state": ["critic"]}
+RND = {
+    "weight": 50.0,
+    "weight_schedule": {"mode": "step", "final_step": 4, "final_value": 10.0},
+    "reward_normalization": True,
+    "state_normalization": True,
+    "learning_rate": 2e-3,
+    "num_outputs": 4,
+    "predictor_hidden_dims": [16],
+    "target_hidden_dims": [16],
+}
 CASES: dict[str, dict[str, Any]] = {
     "gru": runner_cfg(actor=RNN | {"rnn_type": "gru"}, critic=RNN | {"rnn_type": "gru"}),
     "lstm_2_layers": runner_cfg(actor=RNN | {"rnn_num_layers": 2}, critic=RNN | {"rnn_num_layers": 2}),
@@ -126,21 +137,9 @@ CASES: dict[str, dict[str, Any]] = {
             "symmetry_cfg": {"use_mirror_loss": True, "mirror_loss_coeff": 0.5, "data_augmentation_func": mirror}
         }
     ),
-    "rnd": runner_cfg(
-        obs_groups={"actor": ["policy"], "critic": ["critic"], "rnd_state": ["critic"]},
-        algorithm={
-            "rnd_cfg": {
-                "weight": 50.0,
-                "weight_schedule": {"mode": "step", "final_step": 4, "final_value": 10.0},
-                "reward_normalization": True,
-                "state_normalization": True,
-                "learning_rate": 2e-3,
-                "num_outputs": 4,
-                "predictor_hidden_dims": [16],
-                "target_hidden_dims": [16],
-            }
-        },
-    ),
+    "rnd": runner_cfg(obs_groups=RND_GROUPS, algorithm={"rnd_cfg": RND}),
+    # RND's predictor trains with its own Adam whatever PPO's optimizer is (rsl_rl's RandomNetworkDistillation)
+    "rnd_sgd": runner_cfg(obs_groups=RND_GROUPS, algorithm={"rnd_cfg": RND, "optimizer": "sgd", "learning_rate": 3e-2}),
     "adamw": runner_cfg(algorithm={"optimizer": "adamw"}),
     "sgd": runner_cfg(algorithm={"optimizer": "sgd", "learning_rate": 3e-2}),
     "rmsprop": runner_cfg(algorithm={"optimizer": "rmsprop"}),
@@ -181,6 +180,7 @@ MUTANTS: dict[str, Callable[[Any], None]] = {
     "lstm_2_layers": _reset_hidden,
     "symmetry_mirror_loss": _mirror_weight,
     "rnd": _rnd_lr,
+    "rnd_sgd": _rnd_lr,
     "adamw": _weight_decay,
 }
 """A change of each case's own feature that the comparison must catch (others: the clip range 0.2 -> 0.21)."""
@@ -395,18 +395,26 @@ def _built(cfg: dict[str, Any], ours: bool) -> Any:
     return RslPPO.construct_algorithm(env.get_observations(), env, cfg, "cpu")
 
 
-def test_a_checkpoint_loads_into_rsl_rls_ppo_and_back() -> None:
-    """The drop-in's checkpoint has rsl_rl's keys and float learning rates: rsl_rl's PPO loads it (and may train on
-    from it), and the drop-in loads it back with its device learning rate."""
-    ours, _ = _trained(CASES["rnd"], ours=True)
+@pytest.mark.parametrize("case", ["rnd", "rnd_sgd"])
+def test_a_checkpoint_loads_into_rsl_rls_ppo_and_back(case: str) -> None:
+    """The drop-in's checkpoint has rsl_rl's keys, optimizers and float learning rates: rsl_rl's PPO loads it and
+    trains on from it (as the drop-in does from the same checkpoint), and the drop-in loads it back with its device
+    learning rate."""
+    ours, _ = _trained(CASES[case], ours=True)
     saved = ours.save()
     assert all(isinstance(g["lr"], float) for g in saved["optimizer_state_dict"]["param_groups"])
-    theirs = _built(CASES["rnd"], ours=False)
-    theirs.load(saved, None, strict=True)
+    theirs = _built(CASES[case], ours=False)
+    theirs.load(copy.deepcopy(saved), None, strict=True)  # a copy each: a loaded optimizer shares the dict's tensors
     assert theirs.learning_rate == pytest.approx(ours.learning_rate)
     for key, value in _state(ours).items():
         assert torch.equal(value, _state(theirs)[key]), key
-    again = _built(CASES["rnd"], ours=True)
-    again.load(saved, None, strict=True)
+    again = _built(CASES[case], ours=True)
+    again.load(copy.deepcopy(saved), None, strict=True)
     lr = again.optimizer.param_groups[0]["lr"]
     assert lr is again._lr and again.learning_rate == pytest.approx(ours.learning_rate)
+    trained_on = []
+    for alg in (theirs, again):  # rsl_rl's optimizers step on the loaded state (an SGD state in an Adam: KeyError)
+        _rollout(alg, StandIn(seed=3), torch.Generator().manual_seed(7))
+        torch.manual_seed(PERMUTATION_SEED)
+        trained_on.append(alg.update())
+    _assert_same(again, trained_on[1], theirs, trained_on[0])

@@ -20,6 +20,21 @@ def test_resolve() -> None:
         Precision("half")  # type: ignore[arg-type]
 
 
+def test_the_drop_in_reads_use_mixed_precision_as_rsl_rl_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rsl_rl 5.5.1's ``algorithm.use_mixed_precision``: False is fp32 on a bf16-capable GPU too (not redline's
+    ``auto``), True is bf16 on any device; redline's own ``algorithm.precision`` wins where set."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a bf16-capable GPU (an H100's answer)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (9, 0))
+    assert Precision.resolve("auto", "cuda:0").is_bf16  # the device answers bf16-capable
+    assert Precision.for_rsl_rl(False, None, "cuda:0") == Precision("fp32")
+    assert Precision.for_rsl_rl(True, None, "cuda:0") == Precision("bf16")
+    assert Precision.for_rsl_rl(True, None, "cpu") == Precision("bf16")  # rsl_rl autocasts to bf16 on the CPU too
+    assert Precision.for_rsl_rl(False, "auto", "cuda:0") == Precision("bf16")
+    assert Precision.for_rsl_rl(True, "fp32", "cuda:0") == Precision("fp32")
+    with pytest.raises(UserError, match="valid: auto, bf16, fp32"):
+        Precision.for_rsl_rl(False, "fp16", "cpu")
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_auto_is_bf16_on_capable_cuda() -> None:
     expected = "bf16" if torch.cuda.get_device_capability(0)[0] >= 8 else "fp32"

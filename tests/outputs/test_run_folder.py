@@ -5,6 +5,7 @@ first checkpoint."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,22 @@ def test_a_continued_run_is_locked_then_trimmed_to_its_checkpoint(
             pass
         assert (run / "metrics.jsonl").read_text().strip()  # the live run's metrics are left alone
     assert not run_search.in_use(run)
+
+
+def test_readers_never_delete_and_the_lock_holder_removes_stale_temps(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "2026-01-02_00-00-00", RunRecord("cmd", 9), saved=(2, 4))
+    # a save in progress by a process this one cannot see (another container, another host): its pid is not alive here
+    live = run / f".model_6.pt.{2**31 - 1}.tmp"
+    live.write_bytes(b"half a checkpoint")
+    fd = run_folder.lock(run)  # ... and that process holds the run's lock
+    assert run_search.resolve_checkpoint("latest", tmp_path) == run / "model_4.pt"  # play --checkpoint latest
+    assert run_search.resolve_checkpoint(str(run), tmp_path) == run / "model_4.pt"
+    assert run_search.plan_resume("latest", tmp_path, None, "other") == ResumePlan(run / "model_4.pt")  # a branch
+    assert run_search.last_checkpoint(run) == run / "model_4.pt"
+    assert run_search.find_run(tmp_path, fingerprint="cmd") is None
+    assert live.read_bytes() == b"half a checkpoint"  # the readers deleted nothing
+    os.close(fd)  # the writer died mid-save: the next process that locks the folder removes its temporary file
+    plan = ResumePlan(run / "model_4.pt", run, 9, found_by="same command")
+    with opened(plan, 4, 5, NewRun(tmp_path, "exp", None, "cmd", None)) as run_dir:
+        assert run_dir == run and not live.exists()
+        assert sorted(p.name for p in run.glob("model_*.pt")) == ["model_2.pt", "model_4.pt"]

@@ -122,8 +122,8 @@ class GeneralPPO(RslPPO):
 
     Args:
         args, kwargs: rsl_rl ``PPO``'s arguments (``multi_gpu_cfg`` set: the default process group exists).
-        precision: ``"auto"`` (bf16 on CUDA devices that have it, else fp32), ``"bf16"`` or ``"fp32"``; rsl_rl's
-            ``use_mixed_precision`` is read as ``"bf16"``.
+        precision: ``"auto"`` (bf16 on CUDA devices that have it, else fp32), ``"bf16"`` or ``"fp32"``; None (the
+            default): rsl_rl's ``use_mixed_precision``, True bf16, False fp32 (:meth:`Precision.for_rsl_rl`).
         max_consecutive_skips: iterations in a row with a skipped step before training stops.
         timeout_s: the process group's timeout [s], quoted when a rank is lost.
     """
@@ -131,7 +131,7 @@ class GeneralPPO(RslPPO):
     def __init__(
         self,
         *args: Any,
-        precision: str = "auto",
+        precision: str | None = None,
         max_consecutive_skips: int = 3,
         timeout_s: float = 0.0,
         **kwargs: Any,
@@ -140,7 +140,7 @@ class GeneralPPO(RslPPO):
         super().__init__(*args, **kwargs)
         self.use_mixed_precision = False  # the precision policy below replaces rsl_rl's whole-loss autocast
         dev = torch.device(self.device)
-        self.precision = Precision.resolve("bf16" if mixed else precision, dev)
+        self.precision = Precision.for_rsl_rl(mixed, precision, dev)
         if self.precision.is_bf16:
             for model in self._models():
                 fp32_head(model)
@@ -149,9 +149,11 @@ class GeneralPPO(RslPPO):
         """The learning rate on the device (every optimizer group's ``lr`` is this tensor)."""
         name = kwargs.get("optimizer", "adam")
         self.optimizer = make_optimizer(name, self._trained(self.actor, self.critic), self._lr)
-        if self.rnd:  # RND's predictor keeps its own learning rate, as rsl_rl's; its optimizer fused too
-            rnd_lr = self.rnd.optimizer.param_groups[0]["lr"]
-            self.rnd.optimizer = make_optimizer(name, self.rnd.predictor.parameters(), torch.tensor(rnd_lr, device=dev))
+        if self.rnd:  # RND's predictor keeps its own Adam and learning rate whatever PPO's optimizer, as rsl_rl's
+            rnd_lr = self.rnd.optimizer.param_groups[0]["lr"]  # (so rsl_rl's PPO loads and trains on its state)
+            self.rnd.optimizer = make_optimizer(
+                "adam", self.rnd.predictor.parameters(), torch.tensor(rnd_lr, device=dev)
+            )
         self.guard = NanGuard(max_consecutive_skips, dev)
         self.last_skipped = 0
         """Optimizer steps the NaN guard skipped in the last update."""

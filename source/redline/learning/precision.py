@@ -50,6 +50,16 @@ class Precision:
             return cls("bf16" if bf16_supported(device) else "fp32")
         return cls(requested)  # type: ignore[arg-type]
 
+    @classmethod
+    def for_rsl_rl(cls, use_mixed_precision: bool, requested: str | None, device: torch.device | str) -> Precision:
+        """The drop-in's precision (:mod:`redline.learning.rsl_rl`), read as rsl_rl 5.5.1 reads its algorithm config:
+        ``use_mixed_precision`` True is bf16 (rsl_rl autocasts to bf16 on any device), False — rsl_rl's and Isaac
+        Lab's default — fp32 on every device, a bf16-capable GPU included; ``requested`` (redline's own
+        ``algorithm.precision``: auto, bf16 or fp32; None: not set) wins where a config sets it."""
+        if requested is None:
+            requested = "bf16" if use_mixed_precision else "fp32"
+        return cls.resolve(requested, device)
+
     @property
     def is_bf16(self) -> bool:
         """True when the network bodies run under bf16 autocast."""

@@ -10,10 +10,14 @@ The stock runner keeps its own loop and logger (their host syncs: a NaN check of
 per-step episode bookkeeping); the update is redline's. Which update depends on the config (:func:`general_feature`):
 
 - MLP actor and critic, a Gaussian policy, Adam, no extension: :class:`redline.learning.ppo.PPO` (fused Adam over one
-  flat buffer, the bf16 precision policy with fp32 islands, the NaN guard, value normalisation, capture on CUDA);
+  flat buffer, the NaN guard, capture on CUDA; under ``use_mixed_precision=True`` the bf16 precision policy with fp32
+  islands and value normalisation);
 - anything else rsl_rl 5.5.1 offers (recurrent and CNN models, Beta / heteroscedastic distributions, symmetry, RND,
   adamw / sgd / rmsprop): :class:`redline.learning.general_ppo.GeneralPPO`, rsl_rl's models and extensions under
   redline's update rules.
+
+Both read rsl_rl's config as rsl_rl does: ``algorithm.use_mixed_precision`` False (the default) is fp32 on every
+device, True bf16 (:meth:`redline.learning.precision.Precision.for_rsl_rl`); ``torch_compile_mode`` is refused.
 
 Under rsl_rl's multi-GPU mode (``cfg["multi_gpu"]``, stock ``--distributed``) both use the process group the runner
 made: ``broadcast_parameters()`` aligns every rank with rank 0, and each minibatch's gradients are averaged with one
@@ -40,6 +44,7 @@ from redline.learning.distributed import Communicator
 from redline.learning.general_ppo import OPTIMIZERS, GeneralPPO
 from redline.learning.limits import check_agent, check_rollout
 from redline.learning.ppo import PPO as RedlinePPO
+from redline.learning.precision import Precision
 from redline.seeding.plan import bind_action_noise
 from redline.seeding.run_state import RunnerEnvState
 
@@ -135,8 +140,13 @@ class PPO:
         Raises:
             UserError: a setting out of its range (:mod:`redline.learning.limits`, as ``redline train`` checks), more
                 minibatches than the rollout has transitions, or a setting that neither learner takes (named in one
-                line).
+                line; ``torch_compile_mode`` among them: rsl_rl's models are not compiled here).
         """
+        if cfg.get("torch_compile_mode") is not None:  # rsl_rl compiles its models with it: never silently ignored
+            raise UserError(
+                f"torch_compile_mode: {cfg['torch_compile_mode']!r} is not taken by algorithm.class_name={CLASS_PATH}"
+                " (valid: None; the fast learner captures its own update instead)"
+            )
         if general_feature(cfg) is not None:
             check_agent({k: v for k, v in cfg.items() if k not in ("actor", "critic")})
             return construct_general(obs, env, cfg, device)
@@ -151,9 +161,10 @@ class PPO:
         comm = None
         if plain.get("multi_gpu"):  # rsl_rl's runner made the process group (NCCL; gloo when tested on the CPU)
             comm = Communicator.from_process_group(device, DIST_TIMEOUT_S)
-        learner = RedlinePPO(
-            obs, env.num_actions, PPOConfig.from_rsl_rl(plain), device=device, seed=int(cfg.get("seed", 0)), comm=comm
-        )
+        alg = plain["algorithm"]
+        precision = Precision.for_rsl_rl(bool(alg.get("use_mixed_precision")), alg.get("precision"), device).mode
+        ppo_cfg = PPOConfig.from_rsl_rl(plain, precision=precision)
+        learner = RedlinePPO(obs, env.num_actions, ppo_cfg, device=device, seed=int(cfg.get("seed", 0)), comm=comm)
         bind_action_noise(learner, env)
         return cls(learner, env)
 

@@ -1,6 +1,7 @@
 """The run folder a ``redline train`` command writes in, ``<log_root>/<experiment>/<timestamp>[_<run_name>]/``:
 created with its record (:mod:`redline.outputs.run_search`) or continued (its ``metrics.jsonl`` trimmed to the
-checkpoint), locked while a process writes in it, removed if a run ends before its first checkpoint."""
+checkpoint), locked while a process writes in it (the lock holder alone removes the temporary files of killed
+saves), removed if a run ends before its first checkpoint."""
 
 from __future__ import annotations
 
@@ -52,6 +53,22 @@ def lock(run_dir: Path) -> int:
     return fd
 
 
+def remove_stale_temps(run_dir: Path) -> list[Path]:
+    """Delete the temporary files that killed writes left in ``run_dir`` (``.<name>.<pid>.tmp``,
+    :func:`redline.atomic.write_atomic`: a checkpoint save cut short); returns them.
+
+    Only the process holding ``run_dir``'s lock (:func:`lock`) calls it: under the lock no other process writes in
+    the folder, so each such file is a dead process's, whatever its pid (another container's or host's pid says
+    nothing here). A reader of the folder (``play``, ``report``, ``--resume`` of another run) never deletes.
+    """
+    removed = []
+    for tmp in run_dir.glob(".*.tmp"):
+        if tmp.name.rsplit(".", 2)[-2].isdigit():
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
 @contextlib.contextmanager
 def opened(plan: ResumePlan, start: int, iterations: int, new: NewRun | None) -> Iterator[Path | None]:
     """The folder a run writes in, for the body of a ``with``: the interrupted run ``plan`` continues (its metrics
@@ -70,6 +87,7 @@ def opened(plan: ResumePlan, start: int, iterations: int, new: NewRun | None) ->
     run_dir = plan.run_dir if plan.run_dir is not None else new_run_dir(new.log_root, new.experiment, new.run_name)
     fd = lock(run_dir)
     try:
+        remove_stale_temps(run_dir)
         path, text = _first_write(plan, run_dir, start, iterations, new)
         try:
             if text is not None:

@@ -1,6 +1,8 @@
 """Finding runs on disk: a run folder's record (``redline_run.json``), the checkpoints a folder holds, the one
-``--checkpoint latest`` names, and where a ``redline train`` command resumes (:func:`plan_resume`). It reads; the
-only thing it deletes is the temporary file of a checkpoint write whose process is gone.
+``--checkpoint latest`` names, and where a ``redline train`` command resumes (:func:`plan_resume`). It only reads:
+``play``, ``report`` and a ``--resume`` of another run may look at a folder a live process writes in (another
+container's, a login node's on a shared volume), so the temporary files of killed saves are removed by the process
+that locks the folder (:func:`redline.outputs.run_folder.remove_stale_temps`), never here.
 
 (Isaac Lab's scripts write a ``run.json`` of their own into their log folders: another name, so neither is mistaken
 for the other.)
@@ -103,31 +105,8 @@ def intact(path: Path) -> bool:
         return False
 
 
-def remove_stale_temps(run_dir: Path) -> list[Path]:
-    """Delete the temporary files of checkpoint writes (:func:`redline.outputs.checkpoints.save_atomic`) whose
-    process no longer runs (a kill mid-save); returns them."""
-    removed = []
-    for tmp in run_dir.glob(".model_*.pt.*.tmp"):
-        pid = tmp.name.rsplit(".", 2)[-2]
-        if pid.isdigit() and not _alive(int(pid)):
-            tmp.unlink(missing_ok=True)
-            removed.append(tmp)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def checkpoints_in(run_dir: Path) -> list[Path]:
-    """``model_<it>.pt`` files in ``run_dir``, by iteration (stale temporary files of killed saves are removed)."""
-    remove_stale_temps(run_dir)
+    """``model_<it>.pt`` files in ``run_dir``, by iteration."""
     found = [(int(m.group(1)), p) for p in run_dir.glob("model_*.pt") if (m := CHECKPOINT_RE.match(p.name))]
     return [p for _, p in sorted(found)]
 
