@@ -97,7 +97,7 @@ def check_rehearsal(r: dict) -> None:
     assert len(calls) == len(manifest["parts"]) >= 2  # the real bundle never fits one call
     for call in calls:
         assert len(call["carry"]) == 2 and call["carry"][0].endswith(bundle.MANIFEST)
-        assert call["mib"] <= bundle.PART_MIB and len(call["command"]) < 2000
+        assert bundle.fits(bundle.working_tree_mib(), call["mib"]) and len(call["command"]) < 2000
     assert {w.split("-")[0] for w in manifest["wheels"]} >= {"warp_lang", "isaaclab", "newton", "redline"}
     assert "ok" in r["receive"][0] and "missing" in r["receive"][0]
     assert r["last"].returncode == 0, r["last"].stdout[-3000:] + r["last"].stderr[-2000:]
