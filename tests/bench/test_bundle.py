@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import zipfile
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.bench import bundle
+from redline.bench import bundle, gpu_sim
 from redline.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,8 +70,10 @@ def test_a_corrupt_or_missing_part_is_one_line(staged: Path, tmp_path: Path) -> 
 
 def test_the_plan_carries_the_manifest_and_one_part_per_call(staged: Path) -> None:
     calls = bundle.plan(staged)
-    parts = [p["name"] for p in bundle._manifest(staged)["parts"]]
-    assert [c["carry"][1].split("/")[-1] for c in calls] == parts
+    parts = bundle._manifest(staged)["parts"]
+    assert [c["carry"][1].split("/")[-1] for c in calls] == [p["name"] for p in parts]
+    manifest_bytes = (staged / bundle.MANIFEST).stat().st_size
+    assert [c["mib"] * 2**20 for c in calls] == [manifest_bytes + p["bytes"] for p in parts]  # the manifest counts
     assert all(c["carry"][0].endswith("manifest.json") for c in calls)
     assert calls[-1]["command"] == "bash scripts/gpu_sim_check.sh"
     assert calls[0]["command"].endswith(f"receive {staged.as_posix()} 0")
@@ -91,8 +94,8 @@ def test_a_wheel_from_the_installed_files_when_uv_has_none(tmp_path: Path, monke
     ("argv", "message"),
     [
         (["stage", "x", "--codec", "lz4"], "--codec: one of xz, zstd, got 'lz4'"),
-        (["stage", "x", "--part-mib", "65"], "--part-mib: must be in (0, 64]"),
-        (["plan", "nowhere"], "no manifest.json in nowhere"),
+        (["stage", "x", "--part-mib", "60"], "--part-mib: must be in (0, 5"),  # 64 less tree, manifest, margin
+        (["plan", "nowhere"], "no manifest.json in nowhere (stage it first: python -m redline.bench.bundle stage)"),
     ],
 )
 def test_bad_input_is_one_line(argv: list[str], message: str) -> None:
@@ -103,3 +106,48 @@ def test_bad_input_is_one_line(argv: list[str], message: str) -> None:
 def test_receive_names_a_bad_index(staged: Path, tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"part index must be in 0\.\.\d+ \(or -1: the last\), got 99"):
         bundle.receive(staged, 99, tmp_path)
+
+
+def test_travelling_bytes_count_what_the_device_tool_sends(tmp_path: Path) -> None:
+    """Tracked and untracked-not-ignored files, shared/ (ignored or not), the carry paths, a link as a link."""
+    root = tmp_path / "repo"
+    (root / "build" / "stage").mkdir(parents=True)
+    (root / "shared").mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    sizes = {".gitignore": b"build/\nshared/\n*.log\n", "tracked.py": b"t" * 100, "untracked.py": b"u" * 50}
+    for name, data in {**sizes, "ignored.log": b"i" * 1000, "shared/x": b"s" * 30}.items():
+        (root / name).write_bytes(data)
+    for name, data in {"build/stage/part.00": b"p" * 2000, "build/stage/manifest.json": b"m" * 7}.items():
+        (root / name).write_bytes(data)
+    (tmp_path / "big").write_bytes(b"b" * 10_000)
+    (root / "link").symlink_to(tmp_path / "big")
+    subprocess.run(["git", "-C", str(root), "add", ".gitignore", "tracked.py"], check=True)
+    tree = sum(map(len, sizes.values())) + 30 + len(str(tmp_path / "big"))  # the link's own size
+    assert bundle.travelling_bytes(root) == tree
+    assert bundle.travelling_bytes(root, ("build/stage/part.00", "build/stage/manifest.json")) == tree + 2007
+    assert bundle.travelling_bytes(root, ("build/stage", "build/stage/part.00")) == tree + 2007  # each file once
+
+
+def test_this_working_tree_and_a_part_fit_one_call_with_the_margin(staged: Path) -> None:
+    """With 60-MiB parts a call carried 63.07 of 64 MiB: the default part, this working tree (as the device tool
+    counts it) and the manifest must leave :data:`bundle.CALL_MARGIN_MIB` free."""
+    tree = bundle.working_tree_mib()
+    assert bundle.CALL_MARGIN_MIB >= 2.0
+    assert bundle.fits(tree, bundle.PART_MIB + bundle.MANIFEST_MIB), f"{tree:.2f} MiB of working tree"
+    assert bundle.part_limit_mib(tree) >= bundle.PART_MIB
+    manifest = bundle._manifest(staged)  # the device's has 27 wheels: a manifest that size, long names and all
+    per_wheel = (staged / bundle.MANIFEST).stat().st_size / len(manifest["wheels"])
+    assert 2 * per_wheel * (len(bundle.SIM_DISTS) + 1) <= bundle.MANIFEST_MIB * 2**20
+    assert not bundle.fits(3.0, 60.0 + 0.01)  # the old plan's call, now flagged
+
+
+def test_the_plan_leaves_time_for_one_rerun_inside_the_device_budget() -> None:
+    """docs/gpu.md: the 3 calls of the xz -6 bundle, the first pass at the script's deadline, and one rerun of the
+    same length fit a task's 15 device minutes; the first pass's stages fit that deadline."""
+    script = (ROOT / "scripts" / "gpu_sim_check.sh").read_text()
+    deadline = float(re.search(r"^DEADLINE=\$\{DEADLINE:-(\d+)\}", script, re.M).group(1))  # type: ignore[union-attr]
+    first = re.search(r"^STAGES=\$\{STAGES:-([a-z_,]+)\}", script, re.M).group(1).split(",")  # type: ignore[union-attr]
+    assert bundle.device_seconds(3, deadline, deadline) <= bundle.DeviceTime().budget
+    assert sum(gpu_sim.GPU.budgets[s] for s in first) <= deadline
+    assert sum(gpu_sim.GPU.budgets[s] for s in gpu_sim.STAGES if s not in first) <= deadline  # the rerun's slot
+    assert deadline + 60 + bundle.DeviceTime().install <= 600  # the last call's timeout_s, under 10 minutes

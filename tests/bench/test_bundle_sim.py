@@ -3,7 +3,9 @@ only torch, numpy and the device image's other packages, exactly as ``python -m 
 then Redline-Cartpole trains 2 iterations and Redline-Velocity-Flat-Go1 trains 2 (``scripts/gpu_sim_check.sh``).
 
 CI stages with ``xz -0`` (23 s instead of 5 min for the device's ``xz -6``; 4 parts instead of 3), every wheel the
-device gets; the device's own level runs under ``--extended``.
+device gets; the device's own level runs under ``--extended``. As on the device, Warp's kernel cache starts empty and
+no bytecode is read or written, so the stages' budgets are tried cold; an install that fails is a failure, not a
+skip (the rehearsal would otherwise pass by never running).
 """
 
 from __future__ import annotations
@@ -18,9 +20,6 @@ from pathlib import Path
 import pytest
 
 from redline.bench import bundle
-from redline.caches import warp_cache_dir
-
-pytestmark = pytest.mark.sim
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _uv() -> str:
     uv = bundle._uv()
     if uv is None:
-        pytest.skip("uv is not installed (the rehearsal's clean venv is made with it)")
+        pytest.fail("uv is not installed (the rehearsal's clean venv is made with it)")
     return uv
 
 
@@ -43,8 +42,24 @@ def clean_venv(path: Path) -> Path:
     if subprocess.run([*base, "--offline"], capture_output=True).returncode != 0:
         done = subprocess.run(base, capture_output=True, text=True)
         if done.returncode != 0:
-            pytest.skip(f"uv could not make the clean venv: {done.stderr.strip().splitlines()[-1]}")
+            last = (done.stderr.strip() or "no output").splitlines()[-1]
+            pytest.fail(f"uv could not make the clean venv: {last}")
     return python
+
+
+def device_env(tmp: Path, python: Path) -> dict[str, str]:
+    """``gpu_sim_check.sh``'s environment: the device's folders under ``tmp`` and its cold start, Warp's kernel
+    cache and Python's bytecode cache empty, nothing written to the bytecode cache (each process compiles)."""
+    warp, pyc = tmp / "warp-cache", tmp / "pycache"
+    warp.mkdir()
+    pyc.mkdir()
+    return {
+        **os.environ,
+        "PYTHON": str(python), "STAGE": str(tmp / "build" / "gpu-stage"), "INTO": str(tmp / "device-stage"),
+        "SITE": str(tmp / "device-site"), "OUT": str(tmp / "out"), "RUNS": str(tmp / "runs"),
+        "WARP_CACHE_PATH": str(warp), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(pyc),
+        "OMP_NUM_THREADS": "1",
+    }  # fmt: skip
 
 
 def rehearse(tmp: Path, level: int | None) -> dict:
@@ -53,12 +68,8 @@ def rehearse(tmp: Path, level: int | None) -> dict:
     stage_dir = tmp / "build" / "gpu-stage"
     manifest = bundle.stage(stage_dir, level=level)
     python = clean_venv(tmp / "venv")
-    into, site, out = tmp / "device-stage", tmp / "device-site", tmp / "out"
-    env = {
-        **os.environ,
-        "PYTHON": str(python), "STAGE": str(stage_dir), "INTO": str(into), "SITE": str(site), "OUT": str(out),
-        "WARP_CACHE_PATH": str(warp_cache_dir()), "OMP_NUM_THREADS": "1",
-    }  # fmt: skip
+    env = device_env(tmp, python)
+    into, site, out = Path(env["INTO"]), Path(env["SITE"]), Path(env["OUT"])
     calls = bundle.plan(stage_dir)
     outputs = []
     for call in calls[:-1]:
@@ -86,12 +97,13 @@ def check_rehearsal(r: dict) -> None:
     assert len(calls) == len(manifest["parts"]) >= 2  # the real bundle never fits one call
     for call in calls:
         assert len(call["carry"]) == 2 and call["carry"][0].endswith(bundle.MANIFEST)
-        assert call["mib"] <= bundle.PART_MIB and len(call["command"]) < 2000
+        assert bundle.fits(bundle.working_tree_mib(), call["mib"]) and len(call["command"]) < 2000
     assert {w.split("-")[0] for w in manifest["wheels"]} >= {"warp_lang", "isaaclab", "newton", "redline"}
     assert "ok" in r["receive"][0] and "missing" in r["receive"][0]
     assert r["last"].returncode == 0, r["last"].stdout[-3000:] + r["last"].stderr[-2000:]
+    assert sorted(p.name for p in r["out"].rglob("*")) == ["gpu_sim.json", "gpu_sim.log", "install.log"]
     result = json.loads((r["out"] / "gpu_sim.json").read_text())
-    assert result["stages"]["throughput"]["ok"], result["stages"]["throughput"]
+    assert result["stages"]["throughput"]["ok"], result["stages"]["throughput"]  # inside its budget, cold
     run = result["stages"]["throughput"]["tasks"]["Redline-Velocity-Flat-Go1@4"]
     assert run["iterations"] == 2 and run["sps"] > 0
     assert "installed" in (r["out"] / "install.log").read_text()
@@ -104,6 +116,7 @@ def check_rehearsal(r: dict) -> None:
     assert where.stdout.count(str(r["site"])) == 2, where.stdout + where.stderr
 
 
+@pytest.mark.sim
 def test_rehearsal_fast_level(tmp_path: Path) -> None:
     r = rehearse(tmp_path, level=0)
     check_rehearsal(r)
@@ -117,8 +130,30 @@ def test_rehearsal_fast_level(tmp_path: Path) -> None:
     assert again.returncode == 2 and again.stderr.strip().splitlines()[-1].startswith("gpu_sim: error: --stages")
 
 
+@pytest.mark.sim
 @pytest.mark.extended
 def test_rehearsal_device_level(tmp_path: Path) -> None:
     r = rehearse(tmp_path, level=None)
     check_rehearsal(r)
     assert r["manifest"]["level"] == 6 and len(r["manifest"]["parts"]) == 3
+
+
+def test_the_rehearsal_starts_cold(tmp_path: Path) -> None:
+    """The device starts with no Warp kernels and no bytecode for the bundle; the rehearsal's budgets must too."""
+    env = device_env(tmp_path, Path("python"))
+    assert Path(env["WARP_CACHE_PATH"]).is_relative_to(tmp_path) and not any(Path(env["WARP_CACHE_PATH"]).iterdir())
+    assert env["PYTHONDONTWRITEBYTECODE"] == "1" and not any(Path(env["PYTHONPYCACHEPREFIX"]).iterdir())
+    assert not Path(env["RUNS"]).is_relative_to(Path(env["OUT"]))
+
+
+@pytest.mark.parametrize("uv", [None, "uv"])
+def test_an_install_failure_fails_the_rehearsal(
+    uv: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No uv, or uv unable to install torch and the image's packages: the rehearsal fails (it skipped, silently)."""
+    monkeypatch.setattr(bundle, "_uv", lambda: uv)
+    failing = subprocess.CompletedProcess([], 1, "", "error: no index reachable")
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: failing)
+    with pytest.raises(BaseException) as raised:  # a skip is a BaseException too: it must not be one
+        clean_venv(tmp_path / "venv")
+    assert raised.type is pytest.fail.Exception, raised.type

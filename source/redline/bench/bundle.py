@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -46,6 +47,8 @@ from typing import Any
 
 from redline.errors import UserError
 
+ROOT = Path(__file__).resolve().parents[3]
+"""The checkout this module runs from (``source/redline/bench/bundle.py``)."""
 SIM_DISTS = (
     "warp-lang",
     "usd-exchange",
@@ -121,10 +124,16 @@ CODECS = {
 158.1 MiB in 322 s, decoded in 1.1 s; xz -0 204.3 MiB in 23 s. Both give 3 parts of 60 MiB; xz is the default as
 Python's ``lzma`` decodes it where the machine has no ``xz`` program, while zstd needs its program on both machines
 (not listed for the device image)."""
-PART_MIB = 60.0
-"""Default size of a part [MiB]: a call carries at most :data:`CALL_MIB` MiB, the working tree (~3 MiB) included."""
+PART_MIB = 56.0
+"""Default size of a part [MiB]: a call carries at most :data:`CALL_MIB` MiB, the working tree (~3.1 MiB), the
+manifest and :data:`CALL_MARGIN_MIB` included. The device's xz -6 bundle (161.4 MiB) is still 3 parts."""
 CALL_MIB = 64.0
-"""The most one device call carries, working tree and carried paths together [MiB]."""
+"""The most one device call carries, working tree and carried paths together [MiB] (the device tool's limit)."""
+CALL_MARGIN_MIB = 2.0
+"""Room every call keeps free [MiB]: for the working tree to grow between staging and calling, and for a session's
+own small carried folders. With 60-MiB parts a call carried 63.07 MiB and had 0.93 MiB of room."""
+MANIFEST_MIB = 0.05
+"""The most the carried ``manifest.json`` may weigh [MiB] (27 wheels' names and SHA-256s: ~9 KiB)."""
 STAGE_DIR = Path("build") / "gpu-stage"
 """Where :func:`stage` writes the parts here, relative to the repo root (``build/`` is git-ignored, so it travels
 only when a call's ``carry`` names it)."""
@@ -136,6 +145,35 @@ ARCHIVE = "sim-bundle.tar"
 """The uncompressed archive's name; parts are ``ARCHIVE.<codec>.NN``."""
 MANIFEST = "manifest.json"
 """The manifest's name, carried with every part."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceTime:
+    """The session's device time, as the plan spends it [s]: calls 1..N carry the parts, the last one installs and
+    runs the first pass of the check; one more call (the working tree alone) reruns the failed stages or runs
+    stage d. Start, transfer and install are estimates (the device tool's README; docs/gpu.md), not measurements."""
+
+    budget: float = 900.0
+    """A task's device time: 15 minutes, every start, call, idle wait and close counted."""
+    start: float = 120.0
+    """Starting a machine ("a minute or more"; a failed try costs 1-2 minutes)."""
+    transfer: float = 30.0
+    """One call carrying the manifest and a part (~60 MiB) there and its output back."""
+    tree_only: float = 10.0
+    """One call carrying the working tree alone (~3 MiB): the rerun."""
+    install: float = 75.0
+    """Verifying, reassembling and pip-installing the parts in the last call (~1 min)."""
+    grace: float = 20.0
+    """A pass's overrun past its deadline: the last child's SIGINT-to-SIGKILL wait."""
+    give_back: float = 30.0
+    """The idle window after the last reply before the machine goes back."""
+
+
+def device_seconds(parts: int, deadline_s: float, rerun_s: float, t: DeviceTime = DeviceTime()) -> float:
+    """Device time [s] of the plan: a start, ``parts`` carrying calls, the install, a first pass of ``deadline_s``,
+    one rerun of ``rerun_s`` carrying only the working tree, and the idle window before the machine goes back."""
+    first = t.start + parts * t.transfer + t.install + deadline_s + t.grace
+    return first + t.tree_only + rerun_s + t.grace + t.give_back
 
 
 LEARNER_DISTS = ("tensordict", "rsl-rl-lib", "cloudpickle", "pyvers", "GitPython", "gitdb", "smmap")
@@ -173,7 +211,7 @@ def pack(dest: Path) -> dict[str, Any]:
 def build_redline_wheel(dest: Path) -> list[str]:
     """Write redline's wheel from this working tree into ``dest`` (``uv build``, else ``pip wheel``); returns the
     pip command prefix found on the way."""
-    root = Path(__file__).resolve().parents[3]
+    root = ROOT
     pip = [sys.executable, "-m", "pip"] if _has_pip(sys.executable) else [shutil.which("pip") or "pip"]
     uv = _uv()
     build = [uv, "build", "--wheel", "--out-dir", str(dest), str(root)] if uv else [*pip, "wheel", "--no-deps"]
@@ -210,7 +248,8 @@ def stage(
 
     Args:
         dest: the stage folder (:data:`STAGE_DIR` for the device plan).
-        part_mib: the most one part may weigh [MiB]; with the working tree it must fit :data:`CALL_MIB`.
+        part_mib: the most one part may weigh [MiB]; with the working tree, the manifest and
+            :data:`CALL_MARGIN_MIB` it must fit :data:`CALL_MIB` (:func:`part_limit_mib`).
         codec: a key of :data:`CODECS`.
         level: the compression level (None: the codec's default; CI's rehearsal uses xz's 0, 14x faster).
         dists: the distributions to bundle besides redline (installed versions).
@@ -221,8 +260,12 @@ def stage(
     """
     if codec not in CODECS:
         raise UserError(f"--codec: one of {', '.join(CODECS)}, got '{codec}'")
-    if not 0 < part_mib <= CALL_MIB:
-        raise UserError(f"--part-mib: must be in (0, {CALL_MIB:.0f}], got {part_mib}")
+    limit = part_limit_mib(working_tree_mib())
+    if not 0 < part_mib <= limit:
+        raise UserError(
+            f"--part-mib: must be in (0, {limit:.2f}] (a call carries {CALL_MIB:.0f} MiB: this working tree, the "
+            f"manifest and {CALL_MARGIN_MIB:.0f} MiB of margin take the rest), got {part_mib}"
+        )
     if dest.exists():
         shutil.rmtree(dest)
     wheels_dir = dest / "wheels"
@@ -408,7 +451,7 @@ def plan(stage_dir: Path = STAGE_DIR) -> list[dict[str, Any]]:
     """The device calls that carry the parts in ``stage_dir`` and run the check, in order.
 
     Each is ``{"command", "carry", "mib"}``: one short command, its ``carry`` list (the manifest and one part) and
-    what it carries [MiB]. Calls 1..N-1 copy their part to :data:`DEVICE_STAGE` and check its SHA-256
+    what that list weighs [MiB]. Calls 1..N-1 copy their part to :data:`DEVICE_STAGE` and check its SHA-256
     (:func:`receive`); the last does the same, then ``scripts/gpu_sim_check.sh`` reassembles, verifies, installs and
     runs the check. The machine stays warm 30 s after a call: make the next call at once.
     """
@@ -419,7 +462,7 @@ def plan(stage_dir: Path = STAGE_DIR) -> list[dict[str, Any]]:
         carry = [(stage_dir / MANIFEST).as_posix(), (stage_dir / part["name"]).as_posix()]
         receive_cmd = f"PYTHONPATH=source python3 -m redline.bench.bundle receive {stage_dir.as_posix()} {i}"
         command = "bash scripts/gpu_sim_check.sh" if i == last else receive_cmd
-        calls.append({"command": command, "carry": carry, "mib": part["bytes"] / 2**20})
+        calls.append({"command": command, "carry": carry, "mib": sum(Path(c).stat().st_size for c in carry) / 2**20})
     return calls
 
 
@@ -430,22 +473,43 @@ def show_plan(stage_dir: Path = STAGE_DIR) -> None:
     print(f"{len(calls)} device calls; working tree {tree:.1f} MiB travels with each (limit {CALL_MIB:.0f} MiB):")
     for i, call in enumerate(calls, 1):
         total = tree + call["mib"]
-        flag = "" if total <= CALL_MIB else f"  OVER {CALL_MIB:.0f} MiB: stage with a smaller --part-mib"
+        flag = "" if fits(tree, call["mib"]) else f"  OVER {CALL_MIB - CALL_MARGIN_MIB:.0f} MiB: stage smaller parts"
         print(f"  call {i}: carry {json.dumps(call['carry'])} ({call['mib']:.1f} MiB, {total:.1f} in all){flag}")
         print(f"          command: {call['command']}")
     print("Make each call within 30 s of the last one's reply (the machine's warm window); if a call finds a")
     print("cold machine (its parts listed as missing), start again from call 1.")
 
 
-def working_tree_mib() -> float:
-    """What a device call sends besides ``carry``: tracked and untracked-not-ignored files [MiB]."""
+def fits(tree_mib: float, carry_mib: float) -> bool:
+    """Whether a call of this working tree and this carry [MiB] leaves :data:`CALL_MARGIN_MIB` of :data:`CALL_MIB`."""
+    return tree_mib + carry_mib + CALL_MARGIN_MIB <= CALL_MIB
+
+
+def part_limit_mib(tree_mib: float) -> float:
+    """The biggest part [MiB] that :func:`fits` one call beside a working tree of ``tree_mib`` and the manifest."""
+    return CALL_MIB - CALL_MARGIN_MIB - MANIFEST_MIB - tree_mib
+
+
+def working_tree_mib(root: Path = ROOT) -> float:
+    """What a device call sends besides ``carry`` [MiB] (:func:`travelling_bytes` of ``root`` alone)."""
+    return travelling_bytes(root) / 2**20
+
+
+def travelling_bytes(root: Path, carry: tuple[str, ...] = ()) -> int:
+    """The bytes a device call sends from the checkout ``root``, counted as the device tool counts them: tracked and
+    untracked-not-ignored files, the folder ``shared/`` where the checkout has one, and the ``carry`` paths (files,
+    or folders with everything under them), each file once; a symbolic link travels as a link (its own size)."""
     out = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], capture_output=True, check=False
+        ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=False,
     )
     if out.returncode != 0:
-        raise UserError("plan: not inside a git checkout (the working tree's size is what a call carries)")
-    paths = [Path(p) for p in out.stdout.decode().split("\0") if p]
-    return sum(p.stat().st_size for p in paths if p.is_file()) / 2**20
+        raise UserError(f"plan: {root} is not a git checkout (the working tree's size is what a call carries)")
+    paths = {root / p for p in out.stdout.decode().split("\0") if p}
+    for top in [root / "shared", *(root / c for c in carry)]:
+        paths |= {top} if top.is_symlink() or top.is_file() else set(top.rglob("*"))
+    return sum(p.lstat().st_size for p in paths if p.is_symlink() or p.is_file())
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -565,7 +629,7 @@ def install(stage: Path, site: Path, python: str = sys.executable) -> dict[str, 
 def _manifest(stage_dir: Path) -> dict[str, Any]:
     path = stage_dir / MANIFEST
     if not path.is_file():
-        raise UserError(f"bundle: no {MANIFEST} in {stage_dir} (stage the bundle first: redline bench gpu --stage)")
+        raise UserError(f"bundle: no {MANIFEST} in {stage_dir} (stage it first: python -m redline.bench.bundle stage)")
     result: dict[str, Any] = json.loads(path.read_text())
     return result
 
