@@ -28,7 +28,7 @@ LAYERS = {
     "outputs": ({"torch", "rich"}, {"errors", "atomic", "outputs"}),
     "telemetry": ({"torch", "pynvml"}, {"errors", "telemetry"}),
     "runners": (
-        {"torch", "tensordict", "rsl_rl"},
+        {"torch", "tensordict", "rsl_rl", "tensorboard"},  # tensorboard: the event that purges a resumed run's events
         {"errors", "validation", "seeding", "learning", "outputs", "telemetry", "runners"},
     ),
 }

@@ -4,6 +4,7 @@ first checkpoint."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -68,7 +69,17 @@ def test_a_continued_run_is_locked_then_trimmed_to_its_checkpoint(
         line = capsys.readouterr().out
         assert "continuing this command's unfinished run" in line and "after iteration 4, to iteration 9" in line
         (run / "metrics.jsonl").write_text(json.dumps({"iteration": 8}) + "\n")
-        with pytest.raises(UserError, match="is being written by another process"), opened(plan, 4, 5, new):
+        with pytest.raises(UserError) as busy, opened(plan, 4, 5, new):  # the same command, started twice at once
+            pass
+        assert str(busy.value) == (
+            f"this command's unfinished run '{run}' is being continued by another process (the same command started "
+            "twice at once); run it again for a run of its own"
+        )  # no --resume: the user gave none
+        resume = dataclasses.replace(plan, found_by="resume")
+        with (
+            pytest.raises(UserError, match=r"^--resume: run folder .* is being written by another"),
+            opened(resume, 4, 5, new),
+        ):
             pass
         assert (run / "metrics.jsonl").read_text().strip()  # the live run's metrics are left alone
     assert not run_search.in_use(run)

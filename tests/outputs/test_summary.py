@@ -35,3 +35,11 @@ def test_a_task_without_a_target_and_a_run_without_episodes_or_checkpoints(tmp_p
     ]
     assert summary_lines("Redline-Ant", tmp_path, _records(), 3.0, target=10.0)[1] == "target 10: not reached"
     assert latest_checkpoint(tmp_path) is None
+
+
+def test_a_continued_run_pairs_this_attempts_seconds_with_its_iterations(tmp_path: Path) -> None:
+    """Resumed after iteration 2: 12.5 s for iterations 3 and 4, the run's 5 iterations (50 s) said apart."""
+    head = summary_lines("Redline-Cartpole", tmp_path, _records(), 12.5, first_iteration=3)[0]
+    assert head.startswith(
+        "done in 12.5 s: 2 iterations (3 to 4); the run: 5 iterations, 6.14 M env steps, 50.0 s; mean reward 4.95"
+    ), head

@@ -14,6 +14,7 @@ from redline.learning.config import ModelConfig
 from redline.outputs.checkpoints import load_checkpoint
 from redline.runners.redline_runner import RedlineRunner
 from tests.learning.learning_support import HostReads, small_cfg
+from tests.runners.test_writers import tensorboard_steps
 
 # the learner benchmark's rsl_rl config (rsl_rl's legged PPO values), at a tiny size
 RSL_RL_CFG = rsl_rl_cfg({"steps": 8, "hidden": [16, 16]}, bf16=False)
@@ -124,3 +125,16 @@ def test_model_config_reads_rsl_rl_dims() -> None:
     cfg = PPOConfig.from_rsl_rl(RSL_RL_CFG)
     assert cfg.actor == ModelConfig(hidden_dims=(16, 16), activation="elu", obs_groups=("policy",), init_std=1.0)
     assert cfg.num_steps_per_env == 8 and cfg.num_mini_batches == 4 and cfg.num_learning_epochs == 5
+
+
+def test_a_continued_run_drops_the_events_logged_after_its_checkpoint(tmp_path: Path) -> None:
+    """TensorBoard shows each iteration once: the events of iteration 3, logged by an attempt killed before its
+    checkpoint, are purged when the run continues from model_2 and does iteration 3 again."""
+    _runner(tmp_path).learn(4)  # model_0, model_2, model_3
+    (tmp_path / "model_3.pt").unlink()  # as if killed before it was saved
+    continued = _runner(tmp_path)
+    continued.load(load_checkpoint(tmp_path / "model_2.pt"))
+    continued.learn(1)
+    steps = tensorboard_steps(tmp_path)
+    assert steps["Loss/value"] == [0, 1, 2, 3], steps
+    assert all(s == sorted(set(s)) for s in steps.values()), steps

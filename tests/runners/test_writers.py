@@ -14,7 +14,7 @@ import torch
 
 from redline.errors import UserError
 from redline.runners import writers
-from redline.runners.writers import check_logger, log_video, open_writer, set_logger
+from redline.runners.writers import check_logger, log_video, open_writer, purge_from, set_logger
 
 REAL_FIND_SPEC = importlib.util.find_spec
 
@@ -124,6 +124,30 @@ def test_tensorboard_is_the_default_writer(tmp_path: Path) -> None:
         writer = open_writer(tmp_path, cfg)
         assert type(writer) is SummaryWriter
         writer.close()
+
+
+def tensorboard_steps(run_dir: Path) -> dict[str, list[int]]:
+    """Each scalar tag's steps as TensorBoard reads a run folder's event files back (its purges applied)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    events.Reload()
+    return {tag: [e.step for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+
+
+def test_a_purge_drops_the_earlier_events_of_its_step_and_after(tmp_path: Path) -> None:
+    """An attempt logged steps 0-4 and was killed; the run continues at step 2 in a new writer (a new event file)."""
+    first = open_writer(tmp_path)
+    for step in range(5):
+        first.add_scalar("Loss/value", float(step), step)
+    first.close()
+    again = open_writer(tmp_path)
+    purge_from(again, 2)
+    for step in (2, 3):
+        again.add_scalar("Loss/value", 10.0 + step, step)
+    again.close()
+    assert tensorboard_steps(tmp_path) == {"Loss/value": [0, 1, 2, 3]}  # without the purge: [0, 1, 2, 3, 4, 2, 3]
+    purge_from(object(), 2)  # a writer without TensorBoard events: nothing to mark
 
 
 @dataclasses.dataclass(frozen=True)

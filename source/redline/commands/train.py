@@ -36,7 +36,8 @@ def train(opts: TrainOptions, stop: StopRequest | None = None) -> Path | None:
         return None
     records = read_records(start.run_dir / "metrics.jsonl")
     last = records[-1] if records else {}
-    for line in summary_lines(setup.env.task, start.run_dir, records, elapsed):
+    first = 0 if start.checkpoint is None else int(start.checkpoint["iter"]) + 1
+    for line in summary_lines(setup.env.task, start.run_dir, records, elapsed, first_iteration=first):
         print(f"[redline] {line}", flush=True)
     if "bottleneck" in last:
         split = ", ".join(f"{k.removesuffix('_s')} {last[k]:.3f} s" for k in PHASES if last.get(k) is not None)

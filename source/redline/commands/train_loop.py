@@ -31,7 +31,7 @@ def run_training(
         ranks = "" if ctx is None else f" x {ctx.world_size} ranks ({ctx.backend})"
         print(
             f"[redline] training {task}: {env_cfg.scene.num_envs} envs{ranks} on {device}, seed {opts.run.seed}, "
-            f"{agent_cfg.max_iterations} iterations, learner {opts.learner} -> {run_dir}",
+            f"{start.iterations} iterations, learner {opts.learner} -> {run_dir}",
             flush=True,
         )
         params = run_dir / "params"
@@ -70,7 +70,7 @@ def run_training(
             except (RuntimeError, KeyError, ValueError) as exc:  # networks of another shape, another scene
                 detail = (str(exc).strip().splitlines() or [type(exc).__name__])[-1].strip()[:200]
                 raise UserError(f"--resume: '{start.path}' does not fit task {task} ({detail})") from exc
-            runner.learn(agent_cfg.max_iterations, agent_cfg.init_at_random_ep_len, stop)
+            runner.learn(start.iterations, agent_cfg.init_at_random_ep_len, stop)
         finally:
             if video is not None:
                 video.finish_clip()  # a clip cut short by the end of training is still a playable file

@@ -37,6 +37,9 @@ class RunStart:
     """That checkpoint's file."""
     run_dir: Path | None
     """The run folder rank 0 writes in (None on the other ranks, which write no files)."""
+    iterations: int
+    """Iterations this attempt runs, after the checkpoint's (the agent config keeps the run's
+    ``max_iterations``, which ``params/agent.yaml`` records)."""
 
 
 @contextlib.contextmanager
@@ -44,19 +47,19 @@ def start_run(
     opts: TrainOptions, prepared: PreparedEnv, ctx: DistContext | None, stop: StopRequest
 ) -> Iterator[RunStart]:
     """The run ``opts`` start, for the body of a ``with``: the checkpoint it continues (:func:`agreed_plan`) loaded
-    on every rank, ``prepared.agent_cfg.max_iterations`` set to the iterations left, and rank 0's run folder opened
+    on every rank, the iterations left to run, and rank 0's run folder opened
     and locked (the same command started again meanwhile starts a run of its own) until the body ends
     (:func:`redline.outputs.run_folder.opened`)."""
     agent_cfg = prepared.agent_cfg
     plan, new = agreed_plan(opts, prepared, ctx)
     checkpoint = None if plan.checkpoint is None else load_checkpoint(plan.checkpoint, prepared.device, "--resume")
     start = -1 if checkpoint is None else int(checkpoint["iter"])
-    agent_cfg.max_iterations = plan.iterations(None if checkpoint is None else start, agent_cfg.max_iterations)
+    iterations = plan.iterations(None if checkpoint is None else start, agent_cfg.max_iterations)
     process_group.barrier()  # every rank has its checkpoint before rank 0 creates the new run folder
-    with run_folder.opened(plan, start, agent_cfg.max_iterations, new) as run_dir:
+    with run_folder.opened(plan, start, iterations, new) as run_dir:
         stop.run_dir = run_dir  # a signal before the first checkpoint removes it
         prepared.env_cfg.log_dir = str(run_dir) if run_dir is not None else None
-        yield RunStart(checkpoint, plan.checkpoint, run_dir)
+        yield RunStart(checkpoint, plan.checkpoint, run_dir, iterations)
 
 
 def agreed_plan(

@@ -36,20 +36,32 @@ class NewRun:
     """torchrun's run id (None: not started by torchrun)."""
 
 
-def lock(run_dir: Path) -> int:
+BUSY = {
+    "resume": "--resume: run folder '{run}' is being written by another process",
+    "same command": (
+        "this command's unfinished run '{run}' is being continued by another process (the same command started "
+        "twice at once); run it again for a run of its own"
+    ),
+    "restart": "torchrun restarted the workers, but run folder '{run}' is still being written by another process",
+}
+"""What a run that finds its folder locked says, by how the folder was found (``ResumePlan.found_by``): only a run
+the user pointed at with ``--resume`` names the flag."""
+
+
+def lock(run_dir: Path, found_by: str = "resume") -> int:
     """Take the exclusive lock on ``run_dir`` (:data:`redline.outputs.run_search.LOCK`) that a process holds for as
     long as it writes in the folder, so the same command started twice at once never continues the same run twice;
     returns its file descriptor (closing it lets go; the kernel does when the process ends, however it ends).
 
     Raises:
-        UserError: another process holds it.
+        UserError: another process holds it (:data:`BUSY`'s line for ``found_by``).
     """
     fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise UserError(f"--resume: run folder '{run_dir}' is being written by another process") from None
+        raise UserError(BUSY.get(found_by, BUSY["resume"]).format(run=run_dir)) from None
     return fd
 
 
@@ -85,7 +97,7 @@ def opened(plan: ResumePlan, start: int, iterations: int, new: NewRun | None) ->
         yield None
         return
     run_dir = plan.run_dir if plan.run_dir is not None else new_run_dir(new.log_root, new.experiment, new.run_name)
-    fd = lock(run_dir)
+    fd = lock(run_dir, plan.found_by)
     try:
         remove_stale_temps(run_dir)
         path, text = _first_write(plan, run_dir, start, iterations, new)

@@ -14,7 +14,12 @@ reported without a target."""
 
 
 def summary_lines(
-    task: str, run_dir: Path, records: Sequence[dict[str, Any]], elapsed_s: float, target: float | None = None
+    task: str,
+    run_dir: Path,
+    records: Sequence[dict[str, Any]],
+    elapsed_s: float,
+    target: float | None = None,
+    first_iteration: int = 0,
 ) -> list[str]:
     """The run's closing lines (without a prefix).
 
@@ -22,14 +27,23 @@ def summary_lines(
         task: the task id (its ``-Play`` twin plays the checkpoint).
         run_dir: the run folder; its newest ``model_<it>.pt`` is the checkpoint named.
         records: the run's ``metrics.jsonl`` records, in order.
-        elapsed_s: the run's training time [s].
+        elapsed_s: this attempt's training time [s].
         target: the mean return that counts as solved; None: :data:`REWARD_TARGETS`' entry for ``task``, if any.
+        first_iteration: the first iteration this attempt ran (after a resume, the checkpoint's + 1): the line pairs
+            its seconds with its iterations, and says the whole run's apart.
     """
     target = REWARD_TARGETS.get(task) if target is None else target
     last = records[-1] if records else {}
     rewarded = [r for r in records if r.get("mean_reward") is not None]
     iterations = last.get("iteration", -1) + 1
-    head = f"done in {elapsed_s:.1f} s: {iterations} iterations, {_count(last.get('env_steps'))} env steps"
+    steps = f"{_count(last.get('env_steps'))} env steps"
+    head = f"done in {elapsed_s:.1f} s: {iterations - first_iteration} iterations"
+    if first_iteration > 0:  # a continued run: this attempt's iterations, then the whole run's
+        run_s = last.get("wall_time_s")
+        clock = "" if run_s is None else f", {float(run_s):.1f} s"
+        head += f" ({first_iteration} to {iterations - 1}); the run: {iterations} iterations, {steps}{clock}"
+    else:
+        head += f", {steps}"
     if rewarded:
         best = max(rewarded, key=lambda r: r["mean_reward"])
         head += (

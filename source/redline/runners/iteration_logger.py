@@ -19,7 +19,7 @@ import torch
 from redline.learning import PPO
 from redline.learning.rollout import PhaseTimes
 from redline.outputs.metrics import MetricsLog, warn_once
-from redline.runners.writers import Clip, log_video, open_writer
+from redline.runners.writers import Clip, log_video, open_writer, purge_from
 from redline.telemetry.flops import iteration_flops, layer_sizes, peak_tflops
 from redline.telemetry.gpu_monitor import GpuMonitor
 from redline.telemetry.stragglers import RANK_KEYS, straggler
@@ -65,6 +65,8 @@ class IterationLogger:
         train_cfg: rsl_rl's runner config, whose ``logger`` chooses the log writer
             (:func:`~redline.runners.writers.open_writer`); None: TensorBoard.
         env_cfg: the env config (uploaded to W&B / Neptune with ``train_cfg``).
+        first_iteration: the first iteration this call runs: the log writer's events of it and after, left in the
+            run folder by an interrupted attempt, are dropped (:func:`~redline.runners.writers.purge_from`).
     """
 
     def __init__(
@@ -77,6 +79,7 @@ class IterationLogger:
         wall_time_s: float = 0.0,
         train_cfg: dict | None = None,
         env_cfg: Any = None,
+        first_iteration: int = 0,
     ) -> None:
         self.alg = alg
         self.env_steps = env_steps
@@ -107,6 +110,7 @@ class IterationLogger:
         self._monitor: GpuMonitor | None = None
         if run_dir is not None:
             self._writer = open_writer(run_dir, train_cfg, env_cfg)
+            purge_from(self._writer, first_iteration)
             self._metrics = MetricsLog(run_dir, num_iterations, writer=self._writer)
             self._monitor = GpuMonitor(str(device))  # NVML thread; a no-op without a GPU
 

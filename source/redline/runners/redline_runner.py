@@ -137,6 +137,7 @@ class RedlineRunner:
             *self._progress,
             train_cfg=self.train_cfg,
             env_cfg=getattr(self.env, "cfg", None),
+            first_iteration=first,
         )
         profiler = None
         if profile and self.run_dir is not None:

@@ -1,12 +1,15 @@
 """The anchor learner: rsl_rl 5.5.1's ``OnPolicyRunner``, unchanged in its maths.
 
 redline only changes what it writes: metrics go to :class:`~redline.outputs.metrics.MetricsLog`
-(``metrics.jsonl``, TensorBoard with rsl_rl's tags, a live display) and checkpoints are written atomically.
+(``metrics.jsonl``, TensorBoard with rsl_rl's tags, a live display) and checkpoints are written atomically, with the
+env steps and training seconds so far, which a resume continues. rsl_rl's runner saves no env state: a resume
+continues from the checkpoint's weights with fresh env resets (and says so).
 """
 
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,8 +24,14 @@ from redline.outputs.checkpoints import save_atomic
 from redline.outputs.metrics import MetricsLog
 from redline.runners.episodes import episode_key
 from redline.runners.stop import SHUTDOWN, TRAINING, Stopped, StopRequest
-from redline.runners.writers import Clip, log_video, start_error
+from redline.runners.writers import Clip, log_video, purge_from, start_error
 from redline.seeding.state import SEEDING_KEY, gather_seeding_state, restore_seeding_state
+
+FRESH_RESETS_WARNING = (
+    "[redline] warning: --learner rsl_rl continues from the checkpoint's weights with fresh env resets (its runner "
+    "saves no env state)"
+)
+"""Said once when an ``rsl_rl`` run resumes from a checkpoint (the redline learner continues the envs exactly)."""
 
 LOSS_KEYS = {"value": "value_loss", "surrogate": "surrogate_loss", "entropy": "entropy"}
 """rsl_rl's ``loss_dict`` names -> the record keys the redline learner writes for the same quantities."""
@@ -42,8 +51,10 @@ class MetricsLogger(Logger):
 
     def __init__(self, metrics_total_iterations: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._total_iterations = metrics_total_iterations
+        self.total_iterations = metrics_total_iterations  # this attempt's (progress and ETA)
         self._t0 = time.perf_counter()
+        self.wall_offset_s = 0.0  # training seconds before this attempt (a resumed run's) [s]
+        self.first_iteration = 0  # the first iteration this attempt runs
         self.metrics: MetricsLog | None = None
         self.after_log: Callable[[int], None] | None = None  # called with each iteration (its update done)
         self.videos: Callable[[], Sequence[Clip]] | None = None  # the training clips finished since the last call
@@ -64,7 +75,8 @@ class MetricsLogger(Logger):
                 raise
             raise start_error(logger, exc) from exc  # W&B / Neptune refused: one line, as for the redline learner
         if self.writer is not None and self.log_dir is not None:
-            self.metrics = MetricsLog(Path(self.log_dir), self._total_iterations, writer=self.writer)
+            purge_from(self.writer, self.first_iteration)  # events an interrupted attempt logged after its checkpoint
+            self.metrics = MetricsLog(Path(self.log_dir), self.total_iterations, writer=self.writer)
         self._t0 = time.perf_counter()
 
     def log(  # type: ignore[override]
@@ -90,7 +102,7 @@ class MetricsLogger(Logger):
         record: dict[str, Any] = {
             "iteration": it,
             "env_steps": self.tot_timesteps,
-            "wall_time_s": round(time.perf_counter() - self._t0, 4),
+            "wall_time_s": round(self.wall_time_s, 4),
             "sps": collection_size / (collect_time + learn_time),
             "mean_reward": statistics.mean(self.rewbuffer) if self.rewbuffer else None,
             # the redline learner's statistic: episodes that finished in this iteration
@@ -108,6 +120,11 @@ class MetricsLogger(Logger):
         self.metrics.write(record)
         for clip in self.videos() if self.videos is not None else []:
             log_video(self.writer, clip, it)
+
+    @property
+    def wall_time_s(self) -> float:
+        """Training seconds so far, including those before a resume [s]."""
+        return self.wall_offset_s + time.perf_counter() - self._t0
 
     def stop_logging_writer(self) -> None:
         super().stop_logging_writer()
@@ -168,6 +185,8 @@ class RslRlRunner(OnPolicyRunner):
         """rsl_rl's ``learn``; a :class:`~redline.runners.stop.Stopped` or an unwritable output still closes the
         logs."""
         stop = self._stop
+        self.logger.first_iteration = self.current_learning_iteration
+        self.logger.total_iterations = num_learning_iterations
         if stop is not None:
             stop.enter(TRAINING)
         try:
@@ -181,15 +200,24 @@ class RslRlRunner(OnPolicyRunner):
 
     def resume(self, checkpoint: dict[str, Any]) -> None:
         """Load a checkpoint's models, optimizer and seeding counters; training continues at its iteration + 1
-        (rsl_rl's own ``load`` restarts at the saved iteration and overwrites its checkpoint)."""
+        (rsl_rl's own ``load`` restarts at the saved iteration and overwrites its checkpoint), its env steps and
+        training seconds where the checkpoint left them, and its envs from fresh resets (:data:`FRESH_RESETS_WARNING`).
+        A checkpoint without ``env_steps`` (from before they were saved) counts every earlier iteration's steps."""
         self.alg.load(checkpoint, None, strict=True)
-        self.current_learning_iteration = int(checkpoint["iter"]) + 1
+        iteration = int(checkpoint["iter"])
+        self.current_learning_iteration = iteration + 1
         restore_seeding_state(checkpoint, self.env)
+        collection_size = self.cfg["num_steps_per_env"] * self.env.num_envs * self.gpu_world_size
+        self.logger.tot_timesteps = int(checkpoint.get("env_steps", (iteration + 1) * collection_size))
+        self.logger.wall_offset_s = float(checkpoint.get("wall_time_s", 0.0))
+        if not self.logger.disable_logs:
+            print(FRESH_RESETS_WARNING, file=sys.stderr, flush=True)
 
     def save(self, path: str, infos: dict | None = None) -> None:
         saved = self.alg.save()
         saved["iter"] = self.current_learning_iteration
         saved["infos"] = infos
+        saved["env_steps"], saved["wall_time_s"] = self.logger.tot_timesteps, self.logger.wall_time_s
         seeding = gather_seeding_state(self.env)
         if seeding is not None:
             saved[SEEDING_KEY] = seeding

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from urllib.parse import urlparse
 
 import torch
+from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 
 from redline.errors import UserError
 
@@ -164,6 +165,16 @@ def open_writer(run_dir: Path, train_cfg: dict | None = None, env_cfg: Any = Non
         env_dict = env_cfg.to_dict() if hasattr(env_cfg, "to_dict") else dict(env_cfg or {})
         writer.store_config(SimpleNamespace(to_dict=lambda: env_dict), train_cfg)
     return writer
+
+
+def purge_from(writer: Any, step: int) -> None:
+    """Mark in ``writer``'s TensorBoard events that the run (re)starts at ``step``, as TensorBoard's own
+    ``SummaryWriter(purge_step=step)`` does: TensorBoard then drops the events of step ``step`` and after that the
+    folder's earlier event files hold (those an interrupted attempt logged after its checkpoint, of iterations the
+    continued run does again). A writer without TensorBoard events (a custom ``LogWriter``) is left alone."""
+    file_writer = getattr(writer, "file_writer", None)  # SummaryWriter's, and W&B's / Neptune's (its subclasses)
+    if file_writer is not None:
+        file_writer.add_event(Event(step=step, session_log=SessionLog(status=SessionLog.START)))
 
 
 def start_error(logger: Any, exc: Exception) -> UserError:
