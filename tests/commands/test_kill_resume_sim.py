@@ -178,9 +178,9 @@ def test_two_ranks_killed_at_once_continue_exactly_and_on_one_process(tmp_path: 
 @pytest.mark.parametrize("task", ["Redline-Velocity-Flat-Go1", "Redline-Velocity-Rough-Go1"])
 def test_go1_killed_on_two_ranks_continues_on_one_process(tmp_path: Path, task: str) -> None:
     """Issue 44 item 1: a 2-rank run (the CPU default, one process per core) SIGKILLed whole (a pre-empted VM), then
-    the same experiment on one process (``--nproc 1``, the same total env count): the run continues in its folder, its metrics rows
-    once each, every env's state regrouped by global id — contact sensors' flat views included (main refused:
-    'does not fit task ... The size of tensor a (6656) must match ...')."""
+    the same experiment on one process (``--nproc 1``, the same total env count): the run continues in its folder,
+    its metrics rows once each, every env's state regrouped by global id — contact sensors' flat views included
+    (main refused: 'does not fit task ... The size of tensor a (6656) must match ...')."""
     experiment_name = task.lower().replace("-", "_")
     argv = ["train", "--task", task, "--device", "cpu", "--max_iterations", "4", "agent.save_interval=2"]
     root, out = tmp_path / "runs", tmp_path / "attempts.log"

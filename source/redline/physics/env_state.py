@@ -113,8 +113,8 @@ def declared_layout(path: str, container: Any, key: Any, value: Any, num_envs: i
     if isinstance(container, TerrainImporter) and key == "terrain_origins":
         return lay.SHARED
     sensors = getattr(container, "_num_sensors", None)
-    shape = getattr(value, "shape", ())
-    if isinstance(container, SensorBase) and sensors and len(shape) and shape[0] == num_envs * sensors > num_envs:
+    shape: tuple[int, ...] = tuple(getattr(value, "shape", ()))
+    if isinstance(container, SensorBase) and sensors and shape and shape[0] == num_envs * sensors > num_envs:
         return lay.flat(int(sensors))
     return None
 
