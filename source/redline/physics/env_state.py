@@ -101,21 +101,18 @@ def declared_layout(path: str, container: Any, key: Any, value: Any, num_envs: i
     - a terrain's ``terrain_origins`` ``(rows, cols, 3)``: the same terrain on every rank;
     - a startup event term's state (e.g. randomised shapes' indices into this process's model): its own.
     """
-    # heavy: Isaac Lab, imported only once the simulator is needed
-    from isaaclab.sensors import SensorBase
-    from isaaclab.terrains import TerrainImporter
-    from isaaclab.utils.buffers import CircularBuffer
-
+    # the owners are told by the attributes their Isaac Lab classes hold (no import: the walk runs per checkpoint);
+    # a class that changes them leaves its values unknown, which the task walk in tests/tasks finds
     if "/_mode_term_cfgs/startup/" in path or "/_mode_class_term_cfgs/startup/" in path:
         return lay.LOCAL
-    if isinstance(container, CircularBuffer) and key == "_buffer":
+    if key == "_buffer" and hasattr(container, "_max_len_int"):  # isaaclab.utils.buffers.CircularBuffer
         return lay.axis(1) if getattr(container, "_stack_dim_internal", None) is None else lay.ENV
-    if isinstance(container, TerrainImporter) and key == "terrain_origins":
+    if key == "terrain_origins":  # isaaclab.terrains.TerrainImporter
         return lay.SHARED
-    sensors = getattr(container, "_num_sensors", None)
+    sensors = getattr(container, "_num_sensors", None)  # isaaclab_newton's ContactSensor (a SensorBase)
     shape: tuple[int, ...] = tuple(getattr(value, "shape", ()))
-    if isinstance(container, SensorBase) and sensors and shape and shape[0] == num_envs * sensors > num_envs:
-        return lay.flat(int(sensors))
+    if isinstance(sensors, int) and sensors > 1 and shape and shape[0] == num_envs * sensors:
+        return lay.flat(sensors)
     return None
 
 
