@@ -47,8 +47,8 @@ def measure(task: str, num_envs: int, log_root: Path) -> dict[str, Any]:
     """Train ``task`` with ``num_envs`` envs under ``log_root``, a checkpoint per iteration; sizes [bytes] and times
     [s] of the checkpoints."""
     from redline.cli import main
+    from redline.run_state.parts import RUN_STATE_KEY
     from redline.runners import redline_runner as runner_module
-    from redline.seeding.run_state import RUN_STATE_KEY
 
     saves: list[float] = []
     gathers: list[float] = []

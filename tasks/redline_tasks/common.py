@@ -15,8 +15,8 @@ import torch
 from isaaclab.utils import configclass
 
 from redline.assets import ensure_asset_root
-from redline.physics.env_state import gather_env_state, restore_env_state
 from redline.physics.offer import with_mujoco_cpu
+from redline.run_state.env_state import gather_env_state, restore_env_state
 from redline.seeding import EnvStreams, Strategy, check_seed, parse_strategy
 
 
@@ -80,7 +80,7 @@ class RedlineEnvMixin:
     streams: EnvStreams
     run_state_buffers: tuple[str, ...] | None = None
     """A task's own per-env buffers that a checkpoint's run state holds besides Isaac Lab's (the env's buffers, a
-    manager-based env's managers, the sensors: :mod:`redline.physics.env_state`); None: the task's state is not saved
+    manager-based env's managers, the sensors: :mod:`redline.run_state.env_state`); None: the task's state is not saved
     yet (a resume starts from fresh resets)."""
 
     def __init__(self, cfg: Any, render_mode: str | None = None, **kwargs: Any) -> None:

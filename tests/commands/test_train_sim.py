@@ -145,7 +145,7 @@ def test_a_resumed_run_is_the_run_never_interrupted(tmp_path: Path, capsys: pyte
     run state) and the same metrics.jsonl records after iteration 1 but for the clock's fields. The same resume from
     that checkpoint without its run state (one written before run states existed) loads with one warning line and
     starts from fresh resets: the weights then differ (the test fails without the run state)."""
-    from redline.seeding.run_state import RUN_STATE_KEY
+    from redline.run_state.parts import RUN_STATE_KEY
 
     argv = ["train", "--task", "Redline-Cartpole", "--device", "cpu", "--num_envs", "16", "--nproc", "1"]
     first, whole, resumed = _straight_and_resumed(tmp_path, argv, "redline_cartpole")
@@ -175,7 +175,7 @@ def test_a_resumed_ant_run_is_the_run_never_interrupted(tmp_path: Path) -> None:
     straight, and 2 then `--resume` for 2 more, end with bitwise the same checkpoint and the same metrics.jsonl
     records after iteration 1. Its run state holds the task's progress potentials (each step's reward is their
     change); without them the resumed run differs."""
-    from redline.seeding.run_state import RUN_STATE_KEY
+    from redline.run_state.parts import RUN_STATE_KEY
 
     argv = ["train", "--task", "Redline-Ant", "--device", "cpu", "--num_envs", "16", "--nproc", "1"]
     first, whole, resumed = _straight_and_resumed(tmp_path, argv, "redline_ant")
@@ -203,7 +203,7 @@ def test_a_resumed_go1_run_is_the_run_never_interrupted(tmp_path: Path, task: st
     iteration 1. The run state holds the managers' and the sensors' state (and the rough task's terrain-levels
     curriculum); without them (the same checkpoint with the simulator's and the env's buffers only) the resumed run
     differs."""
-    from redline.seeding.run_state import RUN_STATE_KEY
+    from redline.run_state.parts import RUN_STATE_KEY
 
     experiment = task.lower().replace("-", "_")
     argv = ["train", "--task", task, "--device", "cpu", "--num_envs", "16", "--nproc", "1"]  # 4 x 24 steps

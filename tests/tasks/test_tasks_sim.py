@@ -6,9 +6,10 @@ import pytest
 import torch
 
 from redline.envs import registry
+from redline.run_state import layout as lay
+from redline.run_state.parts import RUN_STATE_KEY, gather_run_state, restore_run_state, why_not_saved
+from redline.run_state.tree import leaves, put
 from redline.seeding import EnvStreams
-from redline.seeding import layout as lay
-from redline.seeding.run_state import RUN_STATE_KEY, gather_run_state, restore_run_state, why_not_saved
 
 pytestmark = pytest.mark.sim
 
@@ -74,9 +75,9 @@ def _state_regroups_by_its_declared_layout(env: object) -> None:
     another process count, through the live simulator), the state reads back bit for bit."""
     (part,) = gather_run_state(env, None)["parts"]  # type: ignore[index]
     n = int(part["global_ids"].numel())
-    values = dict(lay.leaves({"env": part["env"]}))
+    values = dict(leaves({"env": part["env"]}))
     unknown = [path for path in values if part["layout"][path] == lay.UNKNOWN]
-    assert unknown == [], f"declare their env layout where their owner is walked (physics/env_state.py): {unknown}"
+    assert unknown == [], f"declare their env layout where their owner is walked (run_state/env_state.py): {unknown}"
     assert all(lay.check_layout(part["layout"][p], v, n) for p, v in values.items())
     halves = (torch.arange(n // 2), torch.arange(n // 2, n))
     parts = []
@@ -85,7 +86,7 @@ def _state_regroups_by_its_declared_layout(env: object) -> None:
         for path, value in values.items():
             layout = part["layout"][path]
             half = value if layout in (lay.SHARED, lay.LOCAL) else lay.regroup_value(layout, [value], [n], rows, None)
-            lay.put(split, path, half, part)
+            put(split, path, half, part)
         parts.append({**split, "global_ids": part["global_ids"][rows], "layout": part["layout"]})
     assert restore_run_state({RUN_STATE_KEY: {"parts": parts}}, env, None, _Rank(0))  # regrouped, not its own part
     (again,) = gather_run_state(env, None)["parts"]  # type: ignore[index]

@@ -41,7 +41,7 @@ from redline.learning.guard import NanGuard
 from redline.learning.losses import surrogate_loss, value_loss
 from redline.learning.optim import adaptive_lr
 from redline.learning.precision import Precision
-from redline.seeding.run_state import RunnerEnvState
+from redline.run_state.parts import RunnerEnvState
 
 OPTIMIZERS = ("adam", "adamw", "sgd", "rmsprop")
 """rsl_rl's optimizer names (``algorithm.optimizer``)."""
@@ -158,7 +158,7 @@ class GeneralPPO(RslPPO):
         self.last_skipped = 0
         """Optimizer steps the NaN guard skipped in the last update."""
         self.env_state = RunnerEnvState(None)
-        """The env's part of the checkpoints (:class:`~redline.seeding.run_state.RunnerEnvState`), given the
+        """The env's part of the checkpoints (:class:`~redline.run_state.parts.RunnerEnvState`), given the
         runner's env by :func:`redline.learning.rsl_rl.construct_general`."""
 
     # rsl_rl's runner and logger read (and rsl_rl's __init__ sets) a float learning rate -------------------------------

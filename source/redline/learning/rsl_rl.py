@@ -45,8 +45,8 @@ from redline.learning.general_ppo import OPTIMIZERS, GeneralPPO
 from redline.learning.limits import check_agent, check_rollout
 from redline.learning.ppo import PPO as RedlinePPO
 from redline.learning.precision import Precision
+from redline.run_state.parts import RunnerEnvState
 from redline.seeding.plan import bind_action_noise
-from redline.seeding.run_state import RunnerEnvState
 
 CLASS_PATH = "redline.learning.rsl_rl:PPO"
 """The ``algorithm.class_name`` that selects this class."""
@@ -126,7 +126,7 @@ class PPO:
         self.env_state = RunnerEnvState(
             env, enabled=not learner.comm.distributed, generators={"noise_generator": learner.noise_generator}
         )
-        """The env's part of the checkpoints (:class:`~redline.seeding.run_state.RunnerEnvState`)."""
+        """The env's part of the checkpoints (:class:`~redline.run_state.parts.RunnerEnvState`)."""
         self.rnd = None  # rsl_rl's runner asks; redline has no RND
         self.intrinsic_rewards = None
 
@@ -225,7 +225,7 @@ class PPO:
 
     def save(self) -> dict[str, Any]:
         """rsl_rl's keys (``actor_state_dict``, ``critic_state_dict``, ``optimizer_state_dict``) plus redline's and,
-        in one process, the env's seeding counters and run state (:func:`~redline.seeding.run_state.save_env_into`;
+        in one process, the env's seeding counters and run state (:func:`~redline.run_state.parts.save_env_into`;
         rsl_rl's multi-GPU runner saves on rank 0 alone, so the other ranks' envs cannot be gathered)."""
         saved = self.learner.state_dict()
         self.env_state.save_into(saved)

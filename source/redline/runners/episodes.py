@@ -96,7 +96,7 @@ class EpisodeTracker:
             acc += torch.stack((flat.sum(), torch.full((), float(flat.numel()), device=acc.device)))  # no H2D copy
 
     STATE_LAYOUT = {"return": "env", "length": "env", "sums": "shared", "history": "shared", "written": "shared"}
-    """How :meth:`state_dict`'s values lie over the envs (:mod:`redline.seeding.layout`): the running episodes per
+    """How :meth:`state_dict`'s values lie over the envs (:mod:`redline.run_state.layout`): the running episodes per
     env; the window's sums and ``(2, HISTORY + 1)`` ring are the rank's, and a run regrouped onto another process
     count continues rank 0's."""
 

@@ -23,12 +23,12 @@ from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator
 from redline.learning.rollout import PhaseTimes, collect_rollout
 from redline.outputs.checkpoints import save_atomic
+from redline.run_state.parts import RUN_STATE_KEY, gather_run_state, restore_run_state, why_not_saved
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
 from redline.runners.iteration_logger import CommStats, IterationLogger
 from redline.runners.stop import SHUTDOWN, TRAINING, Stopped, StopRequest
 from redline.runners.writers import Clip
 from redline.seeding.plan import bind_action_noise, seed_plan
-from redline.seeding.run_state import RUN_STATE_KEY, gather_run_state, restore_run_state, why_not_saved
 from redline.seeding.state import SEEDING_KEY, env_streams, gather_seeding_state, restore_seeding_state
 from redline.telemetry.profiler import IterationProfiler
 
@@ -197,7 +197,7 @@ class RedlineRunner:
         In a multi-process run every rank calls this (with ``path=None`` on ranks that write nothing): the ranks'
         parameters are checked to be identical and the per-env seeding counters and run states of all ranks are
         gathered, so the checkpoint resumes on any number of ranks with the same global env count. With an env that
-        saves its state (:mod:`~redline.seeding.run_state`) the checkpoint holds the run state: a resume then
+        saves its state (:mod:`~redline.run_state.parts`) the checkpoint holds the run state: a resume then
         continues the envs and the episode statistics exactly where they were.
         """
         self.alg.check_replicas()

@@ -17,7 +17,7 @@ class AntEnv(RedlineEnvMixin, IsaacAntEnv):
     cfg: AntEnvCfg
 
     run_state_buffers = ("actions", "potentials", "prev_potentials")
-    """Task buffers a checkpoint's run state holds (:mod:`redline.seeding.run_state`): the last actions and the
+    """Task buffers a checkpoint's run state holds (:mod:`redline.run_state.parts`): the last actions and the
     progress potentials (each step's reward is the change of the potential; the rest of Isaac Lab's intermediate
     values are recomputed from the simulator's state before they are read)."""
 

@@ -17,7 +17,7 @@ class CartpoleEnv(RedlineEnvMixin, IsaacCartpoleEnv):
     cfg: CartpoleEnvCfg
 
     run_state_buffers = ("actions",)
-    """Task buffers a checkpoint's run state holds (:mod:`redline.seeding.run_state`): the last actions."""
+    """Task buffers a checkpoint's run state holds (:mod:`redline.run_state.parts`): the last actions."""
 
     def __init__(self, cfg: CartpoleEnvCfg, render_mode: str | None = None, **kwargs):
         super().__init__(cfg, render_mode, **kwargs)

@@ -14,7 +14,7 @@ class VelocityEnv(RedlineEnvMixin, ManagerBasedRLEnv):
     from ``env.streams``.
 
     A checkpoint's run state holds every manager's state (found by walking Isaac Lab's managers and their terms:
-    :mod:`redline.physics.env_state`), the sensors' and terrain's and the simulator's: no task buffers of its own.
+    :mod:`redline.run_state.env_state`), the sensors' and terrain's and the simulator's: no task buffers of its own.
     """
 
     run_state_buffers = ()

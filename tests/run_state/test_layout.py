@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from redline.seeding import layout as lay
+from redline.run_state import layout as lay
 
 
 def _parts(per_env: int, dim: int, counts: list[int]) -> list[torch.Tensor]:

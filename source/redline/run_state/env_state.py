@@ -2,7 +2,7 @@
 
 :func:`gather_env_state` takes, per env (rows in local env order; the runner adds the global ids):
 
-- ``sim``: the simulator's state (:func:`redline.physics.sim_state.gather_sim_state`);
+- ``sim``: the simulator's state (:func:`redline.run_state.sim_state.gather_sim_state`);
 - ``env``: the env's buffers (episode lengths, which hold rsl_rl's random initial offsets, the done flags; the same
   names on ``DirectRLEnv`` and ``ManagerBasedRLEnv``), the task's own buffers it names in ``run_state_buffers``
   (e.g. the last actions) and the last observation ``obs_buf`` (what the runner's next rollout starts from);
@@ -17,13 +17,13 @@
   and the Newton sensor output they read lazily) and the terrain importer's (curriculum levels, env origins);
 - ``extras_log``: ``extras["log"]``, the last resets' metrics, which every step reports again until the next reset;
 - the step counters and the physics clock;
-- ``layout``: how each value above is laid out over the envs (:mod:`redline.seeding.layout`), declared by the object
+- ``layout``: how each value above is laid out over the envs (:mod:`redline.run_state.layout`), declared by the object
   that owns it where its shape cannot tell (a contact sensor's flat ``(num_envs * sensors, 3)`` views, a time-major
   observation history, a terrain's ``(rows, cols, 3)`` origins, a startup event's indices into this process's
   model), so the state can be regrouped onto another process count.
 
 Redline's task mixin exposes it as ``env_state()`` / ``load_env_state()`` for the tasks that set
-``run_state_buffers`` (Redline-Cartpole, the velocity tasks); the runner (:mod:`redline.seeding.run_state`) calls
+``run_state_buffers`` (Redline-Cartpole, the velocity tasks); the runner (:mod:`redline.run_state.parts`) calls
 those.
 """
 
@@ -34,21 +34,14 @@ from typing import Any
 
 import torch
 
-from redline.physics.sim_state import check_sim_state, gather_sim_state, restore_sim_state, sim_layout
-from redline.seeding import layout as lay
+from redline.run_state import layout as lay
+from redline.run_state.sim_state import check_sim_state, gather_sim_state, restore_sim_state, sim_layout
+from redline.run_state.tree import clone, leaves
 
 DIRECT_ENV_BUFFERS = ("episode_length_buf", "reset_buf", "reset_terminated", "reset_time_outs")
 """Per-env buffers every Isaac Lab ``DirectRLEnv`` carries from one step to the next."""
 DIRECT_ENV_COUNTERS = ("common_step_counter", "_sim_step_counter")
 """Step counters of a ``DirectRLEnv`` (interval events and rendering read them)."""
-
-
-def _clone(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.detach().clone()
-    if isinstance(value, dict):
-        return {k: _clone(v) for k, v in value.items()}
-    return value
 
 
 MANAGER_SKIP = frozenset({"_env", "cfg", "_debug_vis_handle", "_resolve_terms_handle"})
@@ -92,7 +85,7 @@ def _leaves(obj: Any, path: str, kinds: tuple[type, ...], seen: set[int]) -> Ite
 
 
 def declared_layout(path: str, container: Any, key: Any, value: Any, num_envs: int) -> str | None:
-    """The env layout (:mod:`redline.seeding.layout`) the object holding ``value`` as ``key`` gives it, where its
+    """The env layout (:mod:`redline.run_state.layout`) the object holding ``value`` as ``key`` gives it, where its
     shape alone cannot tell; None: the shape's default (per env when the first axis has ``num_envs`` rows).
 
     - an observation history (Isaac Lab's ``CircularBuffer``): ``(max_len, num_envs, ...)``, time-major unless it
@@ -214,8 +207,8 @@ def gather_env_state(env: Any, task_buffers: tuple[str, ...]) -> dict[str, Any]:
     from isaaclab.physics import PhysicsManager
 
     names = (*DIRECT_ENV_BUFFERS, *task_buffers)
-    buffers = {name: _clone(getattr(env, name)) for name in names if hasattr(env, name)}
-    buffers["obs_buf"] = _clone(dict(env.obs_buf))
+    buffers = {name: clone(getattr(env, name)) for name in names if hasattr(env, name)}
+    buffers["obs_buf"] = clone(dict(env.obs_buf))
     n = int(env.num_envs)
     managers, manager_layout = gather_walked(_manager_roots(env), _stateful_types(), n)
     scene, scene_layout = gather_walked(_scene_roots(env), (), n)
@@ -223,13 +216,13 @@ def gather_env_state(env: Any, task_buffers: tuple[str, ...]) -> dict[str, Any]:
     declared = {f"sim/{k}": v for k, v in sim_layout(sim).items()}
     declared.update({f"managers/{k}": v for k, v in manager_layout.items()})
     declared.update({f"scene/{k}": v for k, v in scene_layout.items()})
-    declared.update({f"extras_log/{k}": lay.SHARED for k, _ in lay.leaves(env.extras.get("log", {}))})
+    declared.update({f"extras_log/{k}": lay.SHARED for k, _ in leaves(env.extras.get("log", {}))})
     return {
         "sim": sim,
         "env": buffers,
         "managers": managers,
         "scene": scene,
-        "extras_log": _clone(dict(env.extras.get("log", {}))),
+        "extras_log": clone(dict(env.extras.get("log", {}))),
         "counters": {name: int(getattr(env, name)) for name in DIRECT_ENV_COUNTERS},
         "sim_time": float(PhysicsManager._sim_time),
         "layout": declared,

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from redline.seeding.layout import SHARED, UNKNOWN
+from redline.run_state.layout import SHARED, UNKNOWN
 
 WORLD_STARTS = {
     "body": "body_world_start",

@@ -1,6 +1,6 @@
 """How each saved value of a run state is laid out over the envs, so it can be regrouped onto another process count.
 
-A checkpoint's run state holds one part per rank (:mod:`redline.seeding.run_state`); continuing on another process
+A checkpoint's run state holds one part per rank (:mod:`redline.run_state.parts`); continuing on another process
 count, each rank builds its part from the saved ones by global env id. Which axis of a saved tensor is the env axis
 cannot be read from its shape (a terrain's ``(rows, cols, 3)`` origins look per-env when ``rows`` is the env count;
 a contact sensor's flat ``(num_envs * sensors, 3)`` view does not), so the object that owns each value declares it
@@ -19,10 +19,12 @@ with ``weights_only``):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import torch
+
+from redline.run_state.tree import leaves
 
 ENV, SHARED, LOCAL, UNKNOWN = "env", "shared", "local", "unknown"
 """The layouts that take no parameter."""
@@ -44,27 +46,6 @@ def default_layout(value: Any, num_envs: int) -> str:
     if not isinstance(value, torch.Tensor) or value.dim() == 0:
         return SHARED
     return ENV if value.shape[0] == num_envs else UNKNOWN
-
-
-def leaves(tree: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """``(path, value)`` of every value in nested dicts (keys joined with ``/``); lists, tuples and empty dicts are
-    values."""
-    if isinstance(tree, Mapping) and tree:
-        for key, value in tree.items():
-            yield from leaves(value, f"{path}/{key}" if path else str(key))
-    else:
-        yield path, tree
-
-
-def put(out: dict[str, Any], path: str, value: Any, like: Mapping[str, Any]) -> None:
-    """Set ``value`` at ``path`` (:func:`leaves`'s) in ``out``, nested as ``like`` is: keys may hold ``/``
-    themselves (a walked manager's paths, ``Episode_Reward/...`` log keys), so the path is matched against
-    ``like``'s keys level by level."""
-    if path in like:
-        out[path] = value
-        return
-    key = next(k for k, v in like.items() if isinstance(v, Mapping) and path.startswith(f"{k}/"))
-    put(out.setdefault(key, {}), path[len(str(key)) + 1 :], value, like[key])
 
 
 def describe(tree: Any, num_envs: int, declared: Mapping[str, str] | None = None) -> dict[str, str]:

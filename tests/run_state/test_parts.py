@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import torch
 
-from redline.physics.env_state import StateMismatch
-from redline.seeding.run_state import RUN_STATE_KEY, RunnerEnvState, gather_run_state, regroup, restore_run_state
+from redline.run_state.env_state import StateMismatch
+from redline.run_state.parts import RUN_STATE_KEY, RunnerEnvState, gather_run_state, regroup, restore_run_state
 
 
 class _Env:

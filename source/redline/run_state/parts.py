@@ -5,14 +5,14 @@ one-process run), each:
 
 - ``global_ids``: the part's envs' global ids (rows of everything per env below are in this order);
 - ``env``: the env's own state, from its ``env_state()`` (redline's tasks that list their buffers: Redline-Cartpole
-  and the manager-based velocity tasks; :mod:`redline.physics.env_state` — the simulator's state, episode lengths,
+  and the manager-based velocity tasks; :mod:`redline.run_state.env_state` — the simulator's state, episode lengths,
   done flags, the last actions and observation, a manager-based env's managers and sensors);
 - ``episodes``: the runner's episode statistics (:meth:`~redline.runners.episodes.EpisodeTracker.state_dict`);
 - ``rng``: the rank's generators: torch's global CPU (and CUDA, once used) generators — action sampling and
   minibatches under rsl_rl's models, the env's draws under ``shared`` seeding — and the learner's own (its action
-  noise: :mod:`redline.seeding.generators`);
-- ``layout``: every value's env layout by path (:mod:`redline.seeding.layout`), declared by the objects that own
-  the values (:func:`redline.physics.env_state.declared_layout`) or read from their shape.
+  noise: :mod:`redline.run_state.generators`);
+- ``layout``: every value's env layout by path (:mod:`redline.run_state.layout`), declared by the objects that own
+  the values (:func:`redline.run_state.env_state.declared_layout`) or read from their shape.
 
 Restored on the same layout, each rank loads its own part, generators included: bit for bit. On another process
 count with the same global envs, each rank builds its part from the saved ones by global env id (:func:`regroup`):
@@ -36,8 +36,9 @@ from typing import Any
 
 import torch
 
-from redline.seeding import layout as lay
-from redline.seeding.generators import capture_generators, restore_generators
+from redline.run_state import layout as lay
+from redline.run_state.generators import capture_generators, restore_generators
+from redline.run_state.tree import leaves, put, to_cpu
 from redline.seeding.state import SEEDING_KEY, env_streams, restore_seeding_state
 
 RUN_STATE_KEY = "run_state"
@@ -62,14 +63,6 @@ def _global_ids(env: Any, comm: Any) -> torch.Tensor:
     return torch.arange(count) + (0 if comm is None else comm.rank * count)
 
 
-def _to_cpu(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu()
-    if isinstance(value, dict):
-        return {k: _to_cpu(v) for k, v in value.items()}
-    return value
-
-
 def gather_run_state(
     env: Any, tracker: Any, comm: Any = None, generators: dict[str, torch.Generator] | None = None
 ) -> dict[str, Any] | None:
@@ -77,11 +70,11 @@ def gather_run_state(
     generators (torch's global ones and ``generators``, e.g. the learner's action noise), on CPU; in a
     multi-process run every rank calls this and rank 0 gets all ranks' parts (None on the others). ``tracker``
     None: no episode statistics (rsl_rl's own runner keeps them)."""
-    env_state = dict(_to_cpu(env.unwrapped.env_state()))
+    env_state = dict(to_cpu(env.unwrapped.env_state()))
     declared = {f"env/{k}": v for k, v in env_state.pop("layout", {}).items()}
     part: dict[str, Any] = {"global_ids": _global_ids(env, comm), "env": env_state}
     if tracker is not None:
-        part["episodes"] = _to_cpu(tracker.state_dict())
+        part["episodes"] = to_cpu(tracker.state_dict())
         declared.update({f"episodes/{k}": v for k, v in getattr(tracker, "STATE_LAYOUT", {}).items()})
     values = {k: v for k, v in part.items() if k != "global_ids"}
     part["layout"] = lay.describe(values, env.unwrapped.num_envs, declared)
@@ -151,7 +144,7 @@ def part_keys(parts: list[dict[str, Any]]) -> set[str]:
 
 def regroup(parts: list[dict[str, Any]], global_ids: torch.Tensor, live: dict[str, Any]) -> dict[str, Any]:
     """The part for envs ``global_ids`` from saved ``parts`` of another layout, with ``live``'s keys (this rank's
-    current state): each value regrouped by its saved layout (:func:`redline.seeding.layout.regroup_value`; parts
+    current state): each value regrouped by its saved layout (:func:`redline.run_state.layout.regroup_value`; parts
     saved before layouts were recorded: read from the shapes).
 
     Raises:
@@ -163,8 +156,8 @@ def regroup(parts: list[dict[str, Any]], global_ids: torch.Tensor, live: dict[st
     counts = [p["global_ids"].numel() for p in parts]
     trees = [{k: p[k] for k in live} for p in parts]
     layout = parts[0].get("layout") or lay.describe(trees[0], counts[0])
-    values = [dict(lay.leaves(t)) for t in trees]
-    live_values = dict(lay.leaves(live))
+    values = [dict(leaves(t)) for t in trees]
+    live_values = dict(leaves(live))
     unknown = sorted(path for path in values[0] if layout.get(path, lay.UNKNOWN) == lay.UNKNOWN)
     if unknown:
         raise ValueError(f"no known env layout for {', '.join(unknown[:3])}")
@@ -176,7 +169,7 @@ def regroup(parts: list[dict[str, Any]], global_ids: torch.Tensor, live: dict[st
             value = lay.regroup_value(layout[path], [v[path] for v in values], counts, rows, live_values.get(path))
         except (ValueError, KeyError) as exc:
             raise ValueError(f"{path}: {exc}") from exc
-        lay.put(out, path, value, trees[0])
+        put(out, path, value, trees[0])
     return out
 
 

@@ -3,7 +3,7 @@
 What draws from them between two checkpoints: torch's global CPU generator (and CUDA's on a GPU) — rsl_rl's models'
 action sampling and minibatch permutation (redline's drop-in :class:`~redline.learning.general_ppo.GeneralPPO`
 under either runner), the env's draws under ``shared`` seeding (Isaac Lab's); the learner's own generators (redline's
-PPO's action noise when the env has no per-env streams). Each rank saves its own (:mod:`redline.seeding.run_state`).
+PPO's action noise when the env has no per-env streams). Each rank saves its own (:mod:`redline.run_state.parts`).
 """
 
 from __future__ import annotations

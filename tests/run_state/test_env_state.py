@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from redline.physics.env_state import declared_layout
-from redline.seeding import layout as lay
+from redline.run_state import layout as lay
+from redline.run_state.env_state import declared_layout
 
 
 def test_an_observation_history_is_time_major_unless_it_stacks_on_a_later_axis() -> None:
