@@ -84,6 +84,11 @@ def _leaves(obj: Any, path: str, kinds: tuple[type, ...], seen: set[int]) -> Ite
             yield from _leaves(value, where, kinds, seen)
 
 
+MODEL_INDICES = frozenset({"_joint_child"})
+"""Walked attributes that index this process's own model (topology, not state): Newton's joint wrench sensor's
+``_joint_child`` (its joints' child bodies in the articulation view)."""
+
+
 def declared_layout(path: str, container: Any, key: Any, value: Any, num_envs: int) -> str | None:
     """The env layout (:mod:`redline.run_state.layout`) the object holding ``value`` as ``key`` gives it, where its
     shape alone cannot tell; None: the shape's default (per env when the first axis has ``num_envs`` rows).
@@ -92,11 +97,12 @@ def declared_layout(path: str, container: Any, key: Any, value: Any, num_envs: i
       stacks on a later axis;
     - a sensor's flat views (Newton's contact sensor reads ``(num_envs * sensors, 3)`` arrays): env-major flat;
     - a terrain's ``terrain_origins`` ``(rows, cols, 3)``: the same terrain on every rank;
-    - a startup event term's state (e.g. randomised shapes' indices into this process's model): its own.
+    - a startup event term's state (e.g. randomised shapes' indices into this process's model) and the indices of
+      :data:`MODEL_INDICES`: its own.
     """
     # the owners are told by the attributes their Isaac Lab classes hold (no import: the walk runs per checkpoint);
     # a class that changes them leaves its values unknown, which the task walk in tests/tasks finds
-    if "/_mode_term_cfgs/startup/" in path or "/_mode_class_term_cfgs/startup/" in path:
+    if "/_mode_term_cfgs/startup/" in path or "/_mode_class_term_cfgs/startup/" in path or key in MODEL_INDICES:
         return lay.LOCAL
     if key == "_buffer" and hasattr(container, "_max_len_int"):  # isaaclab.utils.buffers.CircularBuffer
         return lay.axis(1) if getattr(container, "_stack_dim_internal", None) is None else lay.ENV
