@@ -104,6 +104,10 @@ def test_a_group_stop_signal_reaches_each_worker_once_and_ends_without_a_traceba
     shutdown (``--- Logging error ---``, ``SignalException``), at times ending before its workers had saved."""
     proc = _start(tmp_path)
     try:
+        (agent,) = [
+            int(c) for task in Path(f"/proc/{proc.pid}/task").glob("*") for c in (task / "children").read_text().split()
+        ]
+        assert os.getpgid(agent) != proc.pid  # the group's signal reaches the agent once: passed on by the launcher
         os.killpg(proc.pid, signum)  # Slurm's scancel, Ctrl-C in a terminal
         _, stderr = proc.communicate(timeout=60)
     finally:

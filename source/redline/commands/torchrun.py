@@ -52,7 +52,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     # heavy: torch, not before the CLI has parsed
     from torch.distributed import run as torch_run
     from torch.distributed.elastic.multiprocessing import api as processes
-    from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.elastic.rendezvous.api import RendezvousError, RendezvousTimeoutError
 
@@ -61,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     threading.Thread(target=_watch_workers, args=(args.rdzv_endpoint,), daemon=True).start()
     lifeline.watch(_launcher_gone)
     # the agent installs this module attribute as its handler each time it starts workers
-    handler = stop_handler(lambda s: SignalException(f"got signal {s.name}", sigval=s))
+    handler = stop_handler(lambda s: processes.SignalException(f"got signal {s.name}", sigval=s))
     processes._terminate_process_handler = handler  # type: ignore[assignment]  # mypy reads a def as its own type
     try:
         torch_run.run(args)
@@ -84,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         _say(f"rendezvous '{args.rdzv_id}' at {args.rdzv_endpoint} failed: {reason}")
         return 1
-    except SignalException as exc:
+    except processes.SignalException as exc:
         _say(f"stopped by {signal_name(exc.sigval)}; the workers were asked to stop too")
         return 128 + int(exc.sigval)
     return 0
