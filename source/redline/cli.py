@@ -22,6 +22,7 @@ from typing import Any
 
 from redline import __version__, options
 from redline.caches import build_assets, check_caches
+from redline.commands import lifeline
 from redline.commands.launch import launch_train
 from redline.commands.report import report
 from redline.envs.registry import PLAY_SUFFIX, redline_task_ids
@@ -173,6 +174,7 @@ def _entry(argv: list[str]) -> int:
         return 2
     if "--distributed" in argv:  # c10d logs C++ stack frames with its errors; redline names the failure in one line
         os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
+        lifeline.watch(lifeline.exit_now)  # under --nproc: end at once if the launching command is killed
     command = next((a for a in argv if a in {"list", "train", "play", "assets", "bench", "report"}), None)
     prog = f"redline {command}" if command else "redline"
     # first thing: a stop signal during start-up ends the run at once, in one line (redline.runners.stop)

@@ -74,7 +74,7 @@ def test_sigterm_two_gloo_ranks(tmp_path: Path) -> None:
     # iteration 0's (0 % save_interval == 0) and the signal's, one for all ranks: they agreed on where to stop
     assert sorted(p.name for p in run.glob("model_*.pt")) == ["model_0.pt", f"model_{last}.pt"]
     assert "stopped by SIGTERM" in stderr
-    # each rank says it in one line (Isaac Lab's launcher used to add a traceback); torchrun's own agent still prints
-    # its SignalException traceback when the signal reaches it, which is not redline's to silence
+    # each rank says it in one line (Isaac Lab's launcher used to add a traceback); the agent's own handling of a group
+    # signal: tests/commands/test_launcher_killed_sim.py
     assert "redline.runners.stop.Stopped:" not in stderr, stderr[-3000:]
     assert _resume_once(tmp_path)[0]["iteration"] == last + 1  # resumes on one process (32 = 2 x 16 global envs)

@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from redline.commands import lifeline
 from redline.errors import ExpectedExit, UserError
 
 LOOPBACK_ENV = {"GLOO_SOCKET_IFNAME": "lo", "NCCL_SOCKET_IFNAME": "lo", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
@@ -47,6 +48,11 @@ def run_torchrun(nproc: int, worker_argv: Sequence[str], device: str | None) -> 
     """Run ``redline <worker_argv>`` on ``nproc`` local processes under torchrun (``device``: the workers',
     None: CUDA if present); returns its exit status.
 
+    torchrun's agent runs in a process group of its own, so a SIGTERM or Ctrl-C to this command's group reaches it
+    once, passed on from here (twice, from the group and from here, it used to raise again inside the agent's
+    shutdown: a ``--- Logging error ---`` traceback); should this process be killed instead (SIGKILL to its group
+    included), the agent and the workers see it gone and end at once, saving nothing (:mod:`.lifeline`).
+
     torchrun starts each worker in a session of its own, so a torchrun agent killed by a signal (``kill -9`` of the
     process whose command line also ends in ``--distributed``) would leave its workers training on, unseen. This
     process adopts them instead (a child subreaper), stops them with SIGTERM (each saves the iteration in progress,
@@ -65,7 +71,8 @@ def run_torchrun(nproc: int, worker_argv: Sequence[str], device: str | None) -> 
     command = torchrun_command(nproc, worker_argv)
     print(f"[redline] starting {nproc} processes: {' '.join(command[1:])}", file=sys.stderr, flush=True)
     _adopt_orphans()
-    child = subprocess.Popen(command, env={**os.environ, **LOOPBACK_ENV})
+    env = {**os.environ, **LOOPBACK_ENV, lifeline.LAUNCHER_ENV: lifeline.token()}  # the agent and workers watch us
+    child = subprocess.Popen(command, env=env, process_group=0)  # not in our group: a group signal reaches it once
 
     def forward(signum: int, frame: object) -> None:
         child.send_signal(signum)  # torchrun's agent passes it to every worker; they save and stop together

@@ -12,7 +12,12 @@ Plain torchrun ends every failure with a traceback and a report box, and exits 1
   killed by signal N);
 - a rendezvous that gives up (a node that never arrived, an endpoint out of reach): one line naming the
   rendezvous, its endpoint, the node count it waited for and the join timeout; exit 1;
-- the agent itself stopped by a signal: one line, exit 128 + the signal;
+- the agent itself stopped by a signal: one line, exit 128 + the signal; the first SIGTERM, SIGINT, SIGHUP or
+  SIGQUIT stops the workers as torchrun does (the agent passes it on and waits for them), a repeated one is passed on
+  to the workers and raises nothing (:func:`stop_handler`: torchrun's own handler raised again inside the agent's
+  shutdown, a ``--- Logging error ---`` traceback, and could end the agent before its workers had saved);
+- ``redline train --nproc``'s launcher killed (:mod:`redline.commands.lifeline`): the agent kills its workers at
+  once, saving nothing, says so in one line and exits 1;
 - an elastic restart: the agents share one store server for all rounds of a job by default, so a restarted worker
   can read the address a dead worker of the previous round published there and fail to connect; here every round's
   workers get a fresh store (``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``, unless set otherwise);
@@ -23,13 +28,17 @@ Plain torchrun ends every failure with a traceback and a report box, and exits 1
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
+
+from redline.commands import lifeline
 
 PROG = "redline torchrun"
 WORKER_KILLED = 1
@@ -42,13 +51,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run torchrun with ``argv`` (its own command line); returns the exit status."""
     # heavy: torch, not before the CLI has parsed
     from torch.distributed import run as torch_run
-    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing import api as processes
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.elastic.rendezvous.api import RendezvousError, RendezvousTimeoutError
 
     os.environ.setdefault("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1")  # a fresh worker store per round (docstring)
     args = torch_run.parse_args(list(sys.argv[1:] if argv is None else argv))
     threading.Thread(target=_watch_workers, args=(args.rdzv_endpoint,), daemon=True).start()
+    lifeline.watch(_launcher_gone)
+    # the agent installs this module attribute as its handler each time it starts workers
+    handler = stop_handler(lambda s: processes.SignalException(f"got signal {s.name}", sigval=s))
+    processes._terminate_process_handler = handler  # type: ignore[assignment]  # mypy reads a def as its own type
     try:
         torch_run.run(args)
     except ChildFailedError as exc:
@@ -70,10 +83,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         _say(f"rendezvous '{args.rdzv_id}' at {args.rdzv_endpoint} failed: {reason}")
         return 1
-    except SignalException as exc:
+    except processes.SignalException as exc:
         _say(f"stopped by {signal_name(exc.sigval)}; the workers were asked to stop too")
         return 128 + int(exc.sigval)
     return 0
+
+
+def stop_handler(first: Callable[[signal.Signals], BaseException]) -> Callable[[int, FrameType | None], None]:
+    """The agent's handler of its stop signals: the first raises ``first(signal)`` (torchrun's ``SignalException``:
+    the agent passes the signal to its workers and waits for them); each later one is passed straight to the live
+    workers and raises nothing, so the agent keeps waiting (a second Ctrl-C still reaches the workers at once)."""
+    received: list[int] = []
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        if not received:
+            received.append(signum)
+            raise first(signal.Signals(signum))
+        for pid, status in children().items():
+            if status is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signum)  # each worker leads a session of its own, as torchrun passes signals on
+
+    return handle
+
+
+def _launcher_gone(pid: int) -> None:
+    """``redline train --nproc``'s launcher has ended (killed: it outlives the agent otherwise): kill the workers,
+    which save nothing, say so, and end."""
+    workers = [worker for worker, status in children().items() if status is None]
+    for worker in workers:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(worker, signal.SIGKILL)
+    _say(
+        f"the launching command (pid {pid}) was killed; its workers end at once, saving nothing (the same command "
+        "continues from the newest checkpoint)"
+    )
+    os._exit(1)
 
 
 def _watch_workers(endpoint: str, poll_s: float = 1.0) -> None:
