@@ -317,7 +317,7 @@ def test_go1_contact_sensor_carries_its_weight() -> None:
         for w in range(4):
             m = solver.world_model(w)
             d = mujoco.MjData(m)
-            mujoco.mj_setState(m, d, solver._state[w], mujoco.mjtState.mjSTATE_FULLPHYSICS)
+            mujoco.mj_setState(m, d, solver.step_arrays.state[w], mujoco.mjtState.mjSTATE_FULLPHYSICS)
             mujoco.mj_forward(m, d)
             robot_geom = d.contact.geom[: d.ncon].max(1)  # the ground is geom 0
             assert d.ncon >= 4 and (m.geom_priority[robot_geom] > m.geom_priority[0]).all()

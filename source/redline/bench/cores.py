@@ -59,8 +59,8 @@ def raw_rollout_sps(task: str, num_envs: int, seconds: float = 5.0) -> dict[str,
         u = env.unwrapped
         env.step(torch.zeros(u.num_envs, u.single_action_space.shape[0]))  # sensors are added on first use
         solver = u.sim.physics_manager._solver
-        model, state0 = solver._template, solver._state[0].copy()
-        control_spec, ncontrol = solver._control_spec, solver._control.shape[-1]
+        model, state0 = solver.world_models.template, solver.step_arrays.state[0].copy()
+        control_spec, ncontrol = solver.step_arrays.control_spec, solver.step_arrays.control.shape[-1]
         substeps = int(getattr(env_cfg, "decimation", 1)) * int(getattr(env_cfg.sim.physics, "num_substeps", 1))
     threads = usable_cores()
     pool = rollout.Rollout(nthread=threads if threads > 1 else 0)

@@ -2,7 +2,8 @@
 
 Importing this package costs nothing (its names load on first use): :mod:`redline.physics.any_task` runs when the
 task registry is imported. :mod:`.mujoco_cpu_cfg` holds the configs, :mod:`.offer` adds the preset to any task
-config, :mod:`.mujoco_cpu` the solver (imported by Isaac Lab when the preset is built).
+config, :mod:`.mujoco_cpu` the solver (imported by Isaac Lab when the preset is built) with its parts by concern:
+:mod:`.mujoco_cpu_models`, :mod:`.mujoco_cpu_io`, :mod:`.mujoco_cpu_sensors` and :mod:`.worlds`.
 """
 
 from __future__ import annotations

@@ -2,10 +2,4 @@
 
 from ..registration import register_task
 
-register_task(
-    "Redline-Ant",
-    env_entry_point=f"{__name__}.ant_env:AntEnv",
-    env_cfg_module=f"{__name__}.ant_env_cfg",
-    env_cfg_class="AntEnvCfg",
-    agent_cfg=f"{__name__}.agents.ant_ppo_cfg:AntPPORunnerCfg",
-)
+register_task("Redline-Ant", __name__, "ant_env:AntEnv", "ant")
