@@ -9,6 +9,7 @@ ours (:class:`PrecisionNet`): observation normalisation in fp32, hidden layers u
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import torch
 from rsl_rl.models import MLPModel
@@ -17,6 +18,7 @@ from tensordict import TensorDict
 from torch import nn
 
 from redline.learning.config import ModelConfig
+from redline.learning.moments import batch_moments, merge_moments
 from redline.learning.precision import Precision
 
 
@@ -135,3 +137,17 @@ def update_obs_normalizer(norm: EmpiricalNormalization, moments: torch.Tensor, o
     norm._std.copy_(norm._var.sqrt())
     norm.count.copy_(torch.where(commit, count, norm.count))
     return finite | ~ok
+
+
+def merge_obs_moments(models: list[MLPModel], obs: TensorDict, comm: Any, ok: torch.Tensor) -> list[torch.Tensor]:
+    """Merge a rollout's observations ``obs`` (flat ``(T * N, ...)`` groups) into each of ``models``' normalisers
+    (:func:`update_obs_normalizer`), every data-parallel rank's moments first, in one all-gather over ``comm``, merged
+    in rank order (so every rank holds the same statistics); ``ok`` False (a non-finite rollout) leaves them as they
+    were. Returns each model's 0-dim "merged statistics were finite" flag."""
+    local = [batch_moments(torch.cat([obs[g] for g in model.obs_groups], dim=-1), dim=0) for model in models]
+    widths = [m.shape[1] for m in local]
+    shares = comm.all_gather(torch.cat(local, dim=1).to(comm.device)).to(ok.device)  # (ranks, 3, sum of widths)
+    return [
+        update_obs_normalizer(model.obs_normalizer, merge_moments(moments), ok)
+        for model, moments in zip(models, shares.split(widths, dim=2), strict=True)
+    ]

@@ -9,6 +9,8 @@ order, so all ranks get bitwise the same result.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 
@@ -53,3 +55,12 @@ def variance(moments: torch.Tensor, correction: int = 0) -> torch.Tensor:
     """The variance M2 / (n − correction) of ``(n, mean, M2)`` moments (``correction=1``: unbiased, as torch.std)."""
     n, _, m2 = moments.unbind(0)
     return m2 / (n - correction).clamp(min=1.0)
+
+
+def minibatch_stats(values: torch.Tensor, minibatches: list[torch.Tensor], comm: Any) -> torch.Tensor:
+    """``(M, 2)``: the mean and unbiased std of ``values`` (flat ``(T * N,)``) over each global minibatch, this rank's
+    indices ``minibatches[m]`` merged with every other rank's in one all-gather over ``comm``."""
+    zero = torch.zeros(3, device=values.device)
+    local = torch.stack([batch_moments(values[idx]) if idx.numel() else zero for idx in minibatches])  # (M, 3)
+    merged = merge_moments(comm.all_gather(local.to(comm.device)).to(values.device).transpose(1, 2))  # (3, M)
+    return torch.stack((merged[1], variance(merged, correction=1).sqrt()), dim=1)

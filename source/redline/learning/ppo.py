@@ -29,8 +29,14 @@ from redline.learning.config import PPOConfig
 from redline.learning.distributed import Communicator
 from redline.learning.guard import NanGuard
 from redline.learning.losses import entropy_bonus, explained_variance, surrogate_loss, value_loss
-from redline.learning.models import PrecisionNet, build_actor, build_critic, obs_groups_of, update_obs_normalizer
-from redline.learning.moments import batch_moments, merge_moments, variance
+from redline.learning.models import (
+    PrecisionNet,
+    build_actor,
+    build_critic,
+    merge_obs_moments,
+    obs_groups_of,
+)
+from redline.learning.moments import batch_moments, merge_moments, minibatch_stats, variance
 from redline.learning.optim import FlatAdam, adaptive_lr
 from redline.learning.policy_pass import EagerPolicyPass
 from redline.learning.precision import Precision
@@ -364,7 +370,8 @@ class PPO:
                     stratified=cfg.stratify_minibatches,
                 )
                 per_mb = cfg.normalize_advantage_per_mini_batch
-                adv_stats = self._minibatch_advantage_stats(minibatches) if per_mb else None
+                adv = self.storage.flat["advantages"]
+                adv_stats = minibatch_stats(adv, [i for i, _ in minibatches], self.comm) if per_mb else None
             for m, (indices, share) in enumerate(minibatches):
                 step, ok, ratio_dev = self._train_step(indices, share, None if adv_stats is None else adv_stats[m])
                 first_ratio_dev = ratio_dev.clone() if first_ratio_dev is None else first_ratio_dev
@@ -385,16 +392,6 @@ class PPO:
             first_ratio_dev=first_ratio_dev,
         )
         return metrics
-
-    def _minibatch_advantage_stats(self, minibatches: list[tuple[torch.Tensor, float]]) -> torch.Tensor:
-        """``(M, 2)``: mean and std of the advantages of each global minibatch of an epoch (one all-gather)."""
-        adv = self.storage.flat["advantages"]
-        local = torch.stack(
-            [batch_moments(adv[idx]) if idx.numel() else torch.zeros(3, device=self.device) for idx, _ in minibatches]
-        )
-        merged = merge_moments(self.comm.all_gather(local.to(self.comm.device)).to(self.device).transpose(1, 2))
-        # merged: (3, M) -> per minibatch (mean, unbiased std)
-        return torch.stack((merged[1], variance(merged, correction=1).sqrt()), dim=1)
 
     def _gradient_step(
         self, indices: torch.Tensor, share: float = 1.0, adv_stats: torch.Tensor | None = None
@@ -450,18 +447,11 @@ class PPO:
     def _update_obs_normalizers(self) -> None:
         """Merge the rollout's observations into the models' normalisers (rsl_rl's order: after the update);
         a non-finite rollout leaves them unchanged."""
-        obs = self.storage.flat["obs"]
         models = [model for model in (self.actor, self.critic) if model.obs_normalization]
-        if not models:
-            return
-        local = [batch_moments(torch.cat([obs[g] for g in model.obs_groups], dim=-1), dim=0) for model in models]
-        widths = [m.shape[1] for m in local]
-        # every rank's (n, mean, M2) of every normalised model, in one all-gather, merged in rank order
-        shares = self.comm.all_gather(torch.cat(local, dim=1).to(self.comm.device)).to(self.device)
-        for model, moments in zip(models, shares.split(widths, dim=2), strict=True):
-            merged = update_obs_normalizer(model.obs_normalizer, merge_moments(moments), self._rollout_ok)
-            # statistics that would overflow are not merged; the iteration counts as one that skipped
-            self.guard.count_step(self.guard.check(~merged.reshape(1), first="observation normaliser statistics"))
+        if models:
+            for merged in merge_obs_moments(models, self.storage.flat["obs"], self.comm, self._rollout_ok):
+                # statistics that would overflow are not merged; the iteration counts as one that skipped
+                self.guard.count_step(self.guard.check(~merged.reshape(1), first="observation normaliser statistics"))
 
     # ---------------------------------------------------------------------------------------------------------------
     # Checkpoints
