@@ -1,5 +1,6 @@
 """The device is decided once, in :mod:`redline.device`: its rules on machines with 0, 1 and 2 GPUs (torch's answer
-replaced), the launchers reading them, and a static check that no other module asks torch which device to use."""
+replaced), the launchers reading them, and a static check that no other module asks torch which device to use (nor
+reads rsl_rl's ``use_mixed_precision`` outside :mod:`redline.learning.precision`)."""
 
 from __future__ import annotations
 
@@ -186,3 +187,52 @@ def test_the_static_check_sees_a_planted_decision(tmp_path: Path) -> None:
         "    return f'cuda:{local}' if use_cuda else 'cpu'\n"
     )
     assert _device_decisions(planted, tmp_path) == {("commands/planted.py", "init")}
+
+
+def _branches_on_mixed_precision(path: Path) -> list[int]:
+    """Lines of ``path`` where an ``if``, a conditional expression or a boolean operation tests rsl_rl's
+    ``use_mixed_precision``."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        tests = [node.test] if isinstance(node, ast.If | ast.IfExp | ast.While) else []
+        tests += node.values if isinstance(node, ast.BoolOp) else []
+        for test in tests:
+            for part in ast.walk(test):
+                name = (
+                    part.value
+                    if isinstance(part, ast.Constant)
+                    else part.attr
+                    if isinstance(part, ast.Attribute)
+                    else part.id
+                    if isinstance(part, ast.Name)
+                    else None
+                )
+                if name == "use_mixed_precision":
+                    lines.append(part.lineno)
+    return lines
+
+
+def test_only_the_precision_module_reads_use_mixed_precision() -> None:
+    """Both readings of rsl_rl's flag (the drop-in's, False is fp32; ``redline train``'s, False is the config's own)
+    are :func:`redline.learning.precision.requested_precision`'s: no other module branches on it."""
+    branching = {
+        f"{path.relative_to(SOURCE)}:{line}"
+        for path in SOURCE.rglob("*.py")
+        if path != SOURCE / "learning" / "precision.py"
+        for line in _branches_on_mixed_precision(path)
+    }
+    assert sorted(branching) == []
+
+
+def test_the_precision_check_sees_a_planted_reading(tmp_path: Path) -> None:
+    """The check fails on the regression it guards against: the learner config's old lines, planted back."""
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "def precision(alg, explicit):\n"
+        "    if explicit is not None:\n"
+        "        return explicit\n"
+        "    elif alg.get('use_mixed_precision'):\n"
+        "        return 'bf16'\n"
+        "    return 'auto'\n"
+    )
+    assert _branches_on_mixed_precision(planted) == [4]
