@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from redline.errors import UserError
-from redline.learning.precision import Precision
+from redline.learning.precision import Precision, requested_precision
 
 
 def test_resolve() -> None:
@@ -33,6 +33,24 @@ def test_the_drop_in_reads_use_mixed_precision_as_rsl_rl_does(monkeypatch: pytes
     assert Precision.for_rsl_rl(True, "fp32", "cuda:0") == Precision("fp32")
     with pytest.raises(UserError, match="valid: auto, bf16, fp32"):
         Precision.for_rsl_rl(False, "fp16", "cpu")
+
+
+@pytest.mark.parametrize(
+    ("explicit", "mixed", "drop_in", "redline_train"),
+    [
+        (None, False, "fp32", None),  # the one difference: rsl_rl's False is fp32, redline train's the config's own
+        (None, True, "bf16", "bf16"),
+        ("auto", False, "auto", "auto"),
+        ("fp32", True, "fp32", "fp32"),
+    ],
+)
+def test_one_function_reads_use_mixed_precision_for_both_learners(
+    explicit: str | None, mixed: bool, drop_in: str, redline_train: str | None
+) -> None:
+    """An explicit precision wins; else True is bf16; else the drop-in says fp32 and ``redline train`` keeps the
+    learner config's own (``auto`` by default, docs/cli.md)."""
+    assert requested_precision(explicit, mixed, "fp32") == drop_in
+    assert requested_precision(explicit, mixed, None) == redline_train
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")

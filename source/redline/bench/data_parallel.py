@@ -23,7 +23,7 @@ import torch.multiprocessing as mp
 
 from redline.bench.shapes import SHAPES, DummyVecEnv, rsl_rl_cfg
 from redline.bench.timing import device_sync, timed
-from redline.device import resolve_device
+from redline.device import cuda_count, rank_device, resolve_device
 from redline.errors import UserError
 from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator
@@ -58,8 +58,8 @@ def _free_port() -> int:
 
 def _worker(rank: int, world: int, port: int, opts: DistBenchOptions, threads: int, queue: Any) -> None:
     torch.set_num_threads(threads)
-    cuda = opts.device.startswith("cuda")
-    device = f"cuda:{rank}" if cuda else "cpu"
+    device = rank_device(opts.device, rank)
+    cuda = device != "cpu"
     comm = None
     if world > 1:
         init = f"tcp://127.0.0.1:{port}"
@@ -140,8 +140,8 @@ def bench_distributed(opts: DistBenchOptions) -> dict[str, Any]:
     """Run the learner on 1 rank and on ``opts.nproc`` ranks; returns both results and the comparison."""
     if opts.shape not in SHAPES:
         raise UserError(f"--shape: unknown shape '{opts.shape}' (valid: {', '.join(SHAPES)})")
-    if opts.device.startswith("cuda") and opts.nproc > torch.cuda.device_count():
-        raise UserError(f"--nproc: {opts.nproc} ranks but {torch.cuda.device_count()} CUDA GPU(s)")
+    if opts.device.startswith("cuda") and opts.nproc > (gpus := cuda_count()):
+        raise UserError(f"--nproc: {opts.nproc} ranks but {gpus} CUDA GPU(s)")
     total = int(opts.num_envs or SHAPES[opts.shape]["num_envs"])  # type: ignore[call-overload]
     if not opts.weak and total % opts.nproc:
         raise UserError(f"--num_envs: {total} global envs do not split evenly over --nproc {opts.nproc}")

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import torch
 import torch.distributed as dist
 
+from redline.device import rank_device
 from redline.errors import UserError
 from redline.host import cores_per_process
 from redline.runners.peer_stop import PeerStops
@@ -48,11 +49,13 @@ def init(device: str | None, timeout_s: float) -> DistContext:
     """Join the process group torchrun prepared (``env://``) and pick this rank's device.
 
     Args:
-        device: the ``--device`` option: None / ``cuda*`` use ``cuda:LOCAL_RANK`` when CUDA exists, else the CPU.
+        device: the ``--device`` option: None / ``cuda*`` use ``cuda:LOCAL_RANK`` when CUDA exists, else the CPU
+            (:func:`redline.device.rank_device` decides).
         timeout_s: the process group's timeout [s].
 
     Raises:
-        UserError: not started by torchrun, or the rendezvous cannot be reached within ``timeout_s``.
+        UserError: not started by torchrun, a device this rank cannot have (:func:`redline.device.rank_device`), or
+            the rendezvous cannot be reached within ``timeout_s``.
     """
     missing = [k for k in TORCHRUN_ENV if k not in os.environ]
     if missing:
@@ -73,14 +76,10 @@ def init(device: str | None, timeout_s: float) -> DistContext:
                 f"--distributed: LOCAL_WORLD_SIZE={per_node} and LOCAL_RANK={local} "
                 "(valid: 0 <= LOCAL_RANK < LOCAL_WORLD_SIZE <= WORLD_SIZE)"
             )
-    use_cuda = (device is None or device.startswith("cuda")) and torch.cuda.is_available()
-    if device is not None and device.startswith("cuda") and not torch.cuda.is_available():
-        raise UserError(f"--device: '{device}' requested but CUDA is not available (valid here: cpu)")
+    target = rank_device(device, local)
+    use_cuda = target != "cpu"
     if use_cuda:
-        if local >= torch.cuda.device_count():
-            raise UserError(f"--nproc: local rank {local} but only {torch.cuda.device_count()} CUDA GPU(s)")
         torch.cuda.set_device(local)
-    target = f"cuda:{local}" if use_cuda else "cpu"
     backend = "nccl" if use_cuda else "gloo"
     address = f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
     try:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 
 from redline.commands import lifeline
+from redline.device import gpus_for
 from redline.errors import ExpectedExit, UserError
 
 LOOPBACK_ENV = {"GLOO_SOCKET_IFNAME": "lo", "NCCL_SOCKET_IFNAME": "lo", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
@@ -62,12 +63,9 @@ def run_torchrun(nproc: int, worker_argv: Sequence[str], device: str | None) -> 
         UserError: more processes than CUDA GPUs on a CUDA device.
         ExpectedExit: torchrun's agent was killed by a signal (exit status 1, after its workers were stopped).
     """
-    import torch  # heavy: only a multi-process launch asks for the GPUs
-
-    if (device is None or device.startswith("cuda")) and torch.cuda.is_available():
-        gpus = torch.cuda.device_count()
-        if nproc > gpus:
-            raise UserError(f"--nproc: {nproc} processes but {gpus} CUDA GPU(s); use --nproc <= {gpus} or --device cpu")
+    gpus = gpus_for(device)
+    if gpus and nproc > gpus:
+        raise UserError(f"--nproc: {nproc} processes but {gpus} CUDA GPU(s); use --nproc <= {gpus} or --device cpu")
     command = torchrun_command(nproc, worker_argv)
     print(f"[redline] starting {nproc} processes: {' '.join(command[1:])}", file=sys.stderr, flush=True)
     _adopt_orphans()

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from redline.errors import UserError
 from redline.learning.capture import CAPTURE_MODES
+from redline.learning.precision import requested_precision
 from redline.validation import (
     COUNT,
     FRACTION,
@@ -178,7 +179,8 @@ class PPOConfig:
             runner_cfg: The rsl_rl runner configuration.
             precision: the learner's precision when given explicitly (``--precision``); None: ``"bf16"`` if the
                 config's ``algorithm.use_mixed_precision`` is true, else the default ``"auto"`` (False is also
-                Isaac Lab's default, so it cannot mean "fp32 on purpose"; pass ``precision="fp32"`` for that).
+                Isaac Lab's default, so it cannot mean "fp32 on purpose"; pass ``precision="fp32"`` for that) —
+                :func:`redline.learning.precision.requested_precision` reads it.
             overrides: PPOConfig fields to set on top (e.g. ``micro_batches=2``).
         """
         if not names_class(runner_cfg.get("class_name", "OnPolicyRunner"), "OnPolicyRunner", "rsl_rl.runners"):
@@ -200,10 +202,9 @@ class PPOConfig:
         kwargs: dict[str, Any] = {k: alg[k] for k in fields & alg.keys()}
         if "num_steps_per_env" in runner_cfg:
             kwargs["num_steps_per_env"] = runner_cfg["num_steps_per_env"]
-        if precision is not None:  # an explicit choice wins over the config's use_mixed_precision
-            kwargs["precision"] = precision
-        elif alg.get("use_mixed_precision"):
-            kwargs["precision"] = "bf16"
+        chosen = requested_precision(precision, bool(alg.get("use_mixed_precision")), None)
+        if chosen is not None:  # else the config's own (algorithm.precision, or the default auto)
+            kwargs["precision"] = chosen
         for role in ("actor", "critic"):
             kwargs[role] = _model_from_rsl_rl(role, runner_cfg.get(role, {}), obs_groups.get(role))
         kwargs.update(overrides)

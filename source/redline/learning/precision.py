@@ -28,6 +28,17 @@ def bf16_supported(device: torch.device | str) -> bool:
     return torch.cuda.get_device_capability(device)[0] >= 8
 
 
+def requested_precision[T: (str, None)](explicit: str | None, use_mixed_precision: bool, otherwise: T) -> str | T:
+    """The precision an rsl_rl agent config asks for, read in one place: ``explicit`` wins; else rsl_rl's
+    ``algorithm.use_mixed_precision`` True is ``"bf16"``; else ``otherwise``, the one difference between the two
+    readings — ``"fp32"`` for the drop-in (:meth:`Precision.for_rsl_rl`: rsl_rl's semantics, fp32 on every device),
+    None for ``redline train``'s learner (:meth:`redline.learning.config.PPOConfig.from_rsl_rl`: the config keeps its
+    own, ``auto`` by default; docs/cli.md)."""
+    if explicit is not None:
+        return explicit
+    return "bf16" if use_mixed_precision else otherwise
+
+
 @dataclass(frozen=True)
 class Precision:
     """Which arithmetic the network bodies use: ``"bf16"`` (autocast) or ``"fp32"``."""
@@ -56,9 +67,7 @@ class Precision:
         ``use_mixed_precision`` True is bf16 (rsl_rl autocasts to bf16 on any device), False — rsl_rl's and Isaac
         Lab's default — fp32 on every device, a bf16-capable GPU included; ``requested`` (redline's own
         ``algorithm.precision``: auto, bf16 or fp32; None: not set) wins where a config sets it."""
-        if requested is None:
-            requested = "bf16" if use_mixed_precision else "fp32"
-        return cls.resolve(requested, device)
+        return cls.resolve(requested_precision(requested, use_mixed_precision, "fp32"), device)
 
     @property
     def is_bf16(self) -> bool:

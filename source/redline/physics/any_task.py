@@ -20,6 +20,8 @@ import functools
 import importlib.metadata
 from typing import Any
 
+from redline.device import runnable_here
+
 from .after_import import after_import
 
 ENV_CFG_KEY = "env_cfg_entry_point"
@@ -80,13 +82,12 @@ def load_agent_cfg(task_id: str, key: str) -> Any:
     """The agent config of ``task_id`` from its original entry point; on a machine without CUDA its ``device``
     (rsl_rl's default ``cuda:0``, which cannot run there) becomes ``cpu``, so ``--device cpu`` alone trains."""
     # heavy: Isaac Lab, imported only once the simulator is needed
-    import torch
     from isaaclab_tasks.utils.parse_cfg import load_cfg_from_registry
 
     cfg = load_cfg_from_registry(task_id, ORIGINAL_PREFIX + key)
     device = getattr(cfg, "device", None)
-    if isinstance(device, str) and device.startswith("cuda") and not torch.cuda.is_available():
-        cfg.device = "cpu"
+    if isinstance(device, str):
+        cfg.device = runnable_here(device)
     return cfg
 
 
