@@ -115,9 +115,10 @@ def test_shared_seeding_killed_ends_as_the_run_never_interrupted(tmp_path: Path)
 
 
 @pytest.mark.parametrize("task", ["Redline-Velocity-Flat-Go1", "Redline-Velocity-Rough-Go1"])
-def test_go1_killed_twice_ends_as_the_run_never_interrupted(tmp_path: Path, task: str) -> None:
-    """The manager-based tasks (commands, events, contact sensors; the rough one's terrain curriculum)."""
-    _killed_and_continued(tmp_path, task, ("during a checkpoint write", "mid-iteration"), seed=2)
+def test_go1_killed_ends_as_the_run_never_interrupted(tmp_path: Path, task: str) -> None:
+    """The manager-based tasks (commands, events, contact sensors; the rough one's terrain curriculum), killed
+    mid-iteration (a kill during a checkpoint write is Cartpole's: the same code path, at a third of the cost)."""
+    _killed_and_continued(tmp_path, task, ("mid-iteration",), seed=2)
 
 
 def _kill_all(marker: str) -> int:
@@ -180,10 +181,13 @@ def test_go1_killed_on_two_ranks_continues_on_one_process(tmp_path: Path, task: 
     """Issue 44 item 1: a 2-rank run (the CPU default, one process per core) SIGKILLed whole (a pre-empted VM), then
     the same experiment on one process (``--nproc 1``, the same total env count): the run continues in its folder,
     its metrics rows once each, every env's state regrouped by global id — contact sensors' flat views included
-    (main refused: 'does not fit task ... The size of tensor a (6656) must match ...')."""
+    (main refused: 'does not fit task ... The size of tensor a (6656) must match ...') — and its env streams end
+    bitwise as those of the same 16 envs run on one process, never interrupted."""
     experiment_name = task.lower().replace("-", "_")
     argv = ["train", "--task", task, "--device", "cpu", "--max_iterations", "4", "agent.save_interval=2"]
     root, out = tmp_path / "runs", tmp_path / "attempts.log"
+    one = [*argv, "--nproc", "1", "--num_envs", "16"]  # the same 16 envs
+    straight = _start(one, tmp_path / "straight", tmp_path / "straight.log")  # never interrupted, one process
     first = _start([*argv, "--nproc", "2", "--num_envs", "8"], root, out)  # with --nproc, envs per process
     deadline = time.monotonic() + 600
     while not _saved(root / experiment_name, "model_2.pt"):
@@ -191,8 +195,9 @@ def test_go1_killed_on_two_ranks_continues_on_one_process(tmp_path: Path, task: 
         time.sleep(0.01)
     assert _kill_all(str(root)) >= 3  # the launcher, torchrun's agent, its two workers
     first.wait(timeout=60)
-    again = _start([*argv, "--nproc", "1", "--num_envs", "16"], root, out)  # the same 16 envs
+    again = _start(one, root, out)
     assert again.wait(timeout=900) == 0, _tail(out)
+    assert straight.wait(timeout=900) == 0, _tail(tmp_path / "straight.log")
     text = out.read_text()
     assert "[redline] continuing this command's unfinished run" in text
     assert "not restored" not in text and "fresh resets" not in text, _tail(out)
@@ -200,3 +205,7 @@ def test_go1_killed_on_two_ranks_continues_on_one_process(tmp_path: Path, task: 
     assert [r["iteration"] for r in records(run)] == [0, 1, 2, 3]  # rows after the checkpoint written once
     last = torch.load(run / "model_3.pt", weights_only=True)
     assert [p["global_ids"].tolist() for p in last["run_state"]["parts"]] == [list(range(16))]  # one process now
+    whole = torch.load(only_run(tmp_path / "straight", experiment_name) / "model_3.pt", weights_only=True)
+    # every env's streams (episode and draw counters by global id) where the run never interrupted has them: the
+    # same experiment (the weights differ by fp32 rounding of the 2-rank sums: docs/seeding.md)
+    assert same_state(last["seeding_state_dict"], whole["seeding_state_dict"]) == []
