@@ -16,8 +16,8 @@ BIN = Path(sys.executable).parent
 @pytest.mark.parametrize(
     "command",
     [
-        ["ruff", "format", "--check", "source", "tasks", "tests", "scripts"],
-        ["ruff", "check", "source", "tasks", "tests", "scripts"],
+        ["ruff", "format", "--check", "source", "tasks", "tests", "scripts", "tools"],
+        ["ruff", "check", "source", "tasks", "tests", "scripts", "tools"],
         # mypy follows torch and Isaac Lab (~110 s cold): its incremental cache lives beside Warp's and uv's in the
         # user's cache, so a clean checkout reuses it (mypy re-checks whatever changed, by content hash)
         ["mypy", "--cache-dir", str(Path.home() / ".cache" / "redline" / "mypy")],

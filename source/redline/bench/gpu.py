@@ -1,7 +1,7 @@
 """``redline bench gpu``: the acceptance run for a bare GPU machine (torch 2.11 only), and the bundle it needs.
 
 ``--pack DIR`` writes the wheels such a machine lacks (redline, tensordict, rsl-rl-lib and their pure-Python
-dependencies; no Warp, no Isaac Lab: :func:`redline.bench.bundle.pack`) into ``DIR``; ``scripts/gpu_check.sh`` puts
+dependencies; no Warp, no Isaac Lab: :func:`redline.bench.gpu_pack.pack`) into ``DIR``; ``scripts/gpu_check.sh`` puts
 them on PYTHONPATH over the machine's torch and runs this bench. The run prints one JSON with:
 
 - ``sync_debug``: host syncs per env step and per gradient step, counted by ``torch.cuda.set_sync_debug_mode``;
@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 import torch
 
-from redline.bench import bundle
+from redline.bench import gpu_pack
 from redline.bench.learner import Loop, Timing, redline_loop, rsl_rl_loop, time_interleaved
 from redline.bench.shapes import SHAPES, DummyVecEnv, rsl_rl_cfg, synthetic_env
 from redline.bench.timing import device_sync, timed
@@ -70,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Build the bundle (``--pack``) or run the benchmark; returns a JSON-ready dict."""
     if args.pack:
-        return bundle.pack(Path(args.pack))
+        return gpu_pack.pack(Path(args.pack))
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     iterations = 1 if args.quick else args.iterations
     seeds = tuple(range(args.learning_seeds))
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def show(result: dict[str, Any]) -> None:
     """Print a result of :func:`run` for people."""
     if "wheels" in result:
-        print(f"bundle in {result['dir']}: {result['total_mb']:.1f} MiB (limit {bundle.BUNDLE_LIMIT_MB:.0f} MiB)")
+        print(f"bundle in {result['dir']}: {result['total_mb']:.1f} MiB (limit {gpu_pack.BUNDLE_LIMIT_MB:.0f} MiB)")
         for name, mb in result["wheels"].items():
             print(f"  {mb:7.2f} MiB  {name}")
         return

@@ -1,5 +1,5 @@
 """The simulator bundle's CPU rehearsal (issue 38): staged into parts, carried and installed into a clean venv with
-only torch, numpy and the device image's other packages, exactly as ``python -m redline.bench.bundle plan`` says,
+only torch, numpy and the device image's other packages, exactly as ``python -m tools.gpu.bundle plan`` says,
 then Redline-Cartpole trains 2 iterations and Redline-Velocity-Flat-Go1 trains 2 (``scripts/gpu_sim_check.sh``).
 
 CI stages with ``xz -0`` (23 s instead of 5 min for the device's ``xz -6``; 4 parts instead of 3), every wheel the
@@ -19,13 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from redline.bench import bundle
+from redline.bench import gpu_pack
+from tools.gpu import bundle
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _uv() -> str:
-    uv = bundle._uv()
+    uv = gpu_pack.uv_program()
     if uv is None:
         pytest.fail("uv is not installed (the rehearsal's clean venv is made with it)")
     return uv
@@ -73,9 +74,9 @@ def rehearse(tmp: Path, level: int | None) -> dict:
     calls = bundle.plan(stage_dir)
     outputs = []
     for call in calls[:-1]:
-        assert call["command"].startswith("PYTHONPATH=source python3 -m redline.bench.bundle receive")
+        assert call["command"].startswith("PYTHONPATH=source python3 -m tools.gpu.bundle receive")
         args = call["command"].split()[4:]  # receive DIR INDEX
-        cmd = [str(python), "-m", "redline.bench.bundle", *args, "--into", str(into)]
+        cmd = [str(python), "-m", "tools.gpu.bundle", *args, "--into", str(into)]
         done = subprocess.run(cmd, cwd=ROOT, env={**env, "PYTHONPATH": "source"}, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)
@@ -151,7 +152,7 @@ def test_an_install_failure_fails_the_rehearsal(
     uv: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No uv, or uv unable to install torch and the image's packages: the rehearsal fails (it skipped, silently)."""
-    monkeypatch.setattr(bundle, "_uv", lambda: uv)
+    monkeypatch.setattr(gpu_pack, "uv_program", lambda: uv)
     failing = subprocess.CompletedProcess([], 1, "", "error: no index reachable")
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: failing)
     with pytest.raises(BaseException) as raised:  # a skip is a BaseException too: it must not be one

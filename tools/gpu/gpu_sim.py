@@ -18,6 +18,9 @@ the tail of its output) into ``--out``, and prints one verdict line. The trainin
 4096-16,384 envs) go under ``--runs``, outside ``--out``: the device tool returns at most 8 files of ``$OUT``, so
 anything more there could keep ``gpu_sim.json`` from coming back. ``--device cpu --tiny`` runs every stage at a
 size CI affords (a minute).
+
+A tool for the GPU machine, outside the installed package (no ``redline`` command runs it): ``python -m
+tools.gpu.gpu_sim`` from the repository root, with the bundle's redline installed (``tools/gpu/bundle.py``).
 """
 
 from __future__ import annotations
@@ -265,7 +268,7 @@ def throughput(run: Run, budget: float) -> dict[str, Any]:
         rc, out, _ = run.child([*cmd, "--physics", PHYSICS.split("=")[1], "--json"], max(5.0, share))
         result["bench_env"] = _json_line(out) if rc == 0 else {"error": f"rc {rc}: {_last_line(out)}"}
     if run.device.startswith("cuda"):
-        cmd = [sys.executable, "-m", "redline.bench.gpu_sim", "--syncs", first, "--num_envs", str(size.num_envs)]
+        cmd = [sys.executable, "-m", "tools.gpu.gpu_sim", "--syncs", first, "--num_envs", str(size.num_envs)]
         rc, out, _ = run.child(cmd, max(5.0, end - time.monotonic()))
         result["syncs"] = _json_line(out) if rc == 0 else {"error": f"rc {rc}: {_last_line(out)}"}
     else:
@@ -414,8 +417,8 @@ def _stage_list(text: str) -> tuple[str, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m redline.bench.gpu_sim``: the check; bad input is one line and exit 2."""
-    parser = argparse.ArgumentParser(prog="python -m redline.bench.gpu_sim", description=__doc__.splitlines()[0])
+    """``python -m tools.gpu.gpu_sim``: the check; bad input is one line and exit 2."""
+    parser = argparse.ArgumentParser(prog="python -m tools.gpu.gpu_sim", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT") or "gpu_sim_out"), help="($OUT)")
     parser.add_argument("--device", default=None, help="cuda | cpu (default: cuda if available)")
     parser.add_argument("--tiny", action="store_true", help="CI's size: every stage, about a minute on the CPU")

@@ -1,11 +1,12 @@
-"""``python -m redline.bench.bundle``: the simulator bundle for a bare GPU machine, in parts that fit one call each.
+"""``python -m tools.gpu.bundle``: the simulator bundle for a bare GPU machine, in parts that fit one call each.
 
 The device machine has torch 2.11 and numpy but no Isaac Lab, Newton or Warp, and a call carries at most 64 MiB of
 working tree. :func:`stage` writes every wheel the GPU simulator run needs beyond the machine's image
 (:data:`SIM_DISTS`, plus redline's own wheel) as an uncompressed tar, compresses it (:data:`CODECS`) and splits it
 into parts of at most ``part_mib`` MiB, with a SHA-256 manifest. :func:`plan` gives the device calls that carry the
 parts, one per call, into :data:`DEVICE_STAGE`; the last call's :func:`install` verifies and reassembles them and
-installs the wheels with ``pip install --no-index --no-deps --target`` (the learner bundle's route, :func:`pack`).
+installs the wheels with ``pip install --no-index --no-deps --target`` (the learner bundle's route,
+:func:`redline.bench.gpu_pack.pack`).
 
 :data:`SIM_DISTS` is the diff of what this venv has and the image lacks, restricted to the distributions whose
 modules are in ``sys.modules`` after ``redline train`` (both learners) on ``Redline-Cartpole`` with
@@ -15,13 +16,12 @@ the venv's packages beyond the image the GPU path never imports. Each wheel come
 downloaded, unpacked) or, where the cache lacks it, from the installed files (its ``RECORD``), re-zipped uncompressed
 so the outer compression sees the raw bytes; its source is in the manifest.
 
-This module's install half (:func:`receive`, :func:`reassemble`, :func:`install`) uses the standard library alone:
-on the device it runs from the working tree (``PYTHONPATH=source python3 -m redline.bench.bundle``) before redline
-is installed.
+This module's install half (:func:`receive`, :func:`reassemble`, :func:`install`) uses the standard library alone
+(with :mod:`redline.errors` and :mod:`redline.bench.gpu_pack`, which do too): on the device it runs from the working
+tree (``PYTHONPATH=source python3 -m tools.gpu.bundle``, from the repository root) before redline is installed.
 
-The learner's bundle lives here too: :func:`pack` (``redline bench gpu --pack``) writes redline's wheel and
-:data:`LEARNER_DISTS` (no Warp, no Isaac Lab), at most :data:`BUNDLE_LIMIT_MB` MiB, in one folder;
-``scripts/gpu_check.sh`` installs it over the machine's torch and runs ``redline bench gpu``.
+A tool for another machine, not part of the installed package: nothing at run time imports it. The learner's
+bundle (``redline bench gpu --pack``) is :mod:`redline.bench.gpu_pack`, whose wheel build :func:`stage` reuses.
 """
 
 from __future__ import annotations
@@ -45,10 +45,11 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from redline.bench.gpu_pack import build_redline_wheel, uv_program
 from redline.errors import UserError
 
-ROOT = Path(__file__).resolve().parents[3]
-"""The checkout this module runs from (``source/redline/bench/bundle.py``)."""
+ROOT = Path(__file__).resolve().parents[2]
+"""The checkout this module runs from (``tools/gpu/bundle.py``)."""
 SIM_DISTS = (
     "warp-lang",
     "usd-exchange",
@@ -176,63 +177,6 @@ def device_seconds(parts: int, deadline_s: float, rerun_s: float, t: DeviceTime 
     return first + t.tree_only + rerun_s + t.grace + t.give_back
 
 
-LEARNER_DISTS = ("tensordict", "rsl-rl-lib", "cloudpickle", "pyvers", "GitPython", "gitdb", "smmap")
-"""Distributions the learner bundle (:func:`pack`) carries besides redline (the installed versions): the learner's
-and rsl_rl's imports that a machine with only torch lacks. numpy comes with the machine's torch stack;
-``gpu_check.sh`` says if not."""
-BUNDLE_LIMIT_MB = 64.0
-"""The most the learner bundle may weigh [MiB]."""
-
-
-# -------------------------------------------------------------------------------------------------------------------
-# The learner bundle (``redline bench gpu --pack``): wheels, no simulator
-
-
-def pack(dest: Path) -> dict[str, Any]:
-    """Write redline's wheel (``uv build``) and the installed versions of :data:`LEARNER_DISTS` (``pip download``,
-    or a local wheel build when the registry is unreachable) into ``dest``.
-
-    Returns:
-        ``{"dir", "wheels": {file: MiB}, "total_mb"}``; raises when the bundle exceeds :data:`BUNDLE_LIMIT_MB`.
-    """
-    dest.mkdir(parents=True, exist_ok=True)
-    pip = build_redline_wheel(dest)
-    pins = [f"{name}=={importlib.metadata.version(name)}" for name in LEARNER_DISTS]
-    # binary wheels for this interpreter's version (tensordict has a compiled extension), whichever pip runs
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    _run([*pip, "download", "--no-deps", "--only-binary=:all:", "--python-version", version, "-d", str(dest), *pins])
-    wheels = {p.name: p.stat().st_size / 2**20 for p in sorted(dest.glob("*.whl"))}
-    total = sum(wheels.values())
-    if total > BUNDLE_LIMIT_MB:
-        raise RuntimeError(f"bundle is {total:.1f} MiB, over the {BUNDLE_LIMIT_MB:.0f} MiB limit")
-    return {"dir": str(dest), "wheels": wheels, "total_mb": total}
-
-
-def build_redline_wheel(dest: Path) -> list[str]:
-    """Write redline's wheel from this working tree into ``dest`` (``uv build``, else ``pip wheel``); returns the
-    pip command prefix found on the way."""
-    root = ROOT
-    pip = [sys.executable, "-m", "pip"] if _has_pip(sys.executable) else [shutil.which("pip") or "pip"]
-    uv = _uv()
-    build = [uv, "build", "--wheel", "--out-dir", str(dest), str(root)] if uv else [*pip, "wheel", "--no-deps"]
-    if not uv:
-        build += ["-w", str(dest), str(root)]
-    _run(build)
-    return pip
-
-
-def _run(cmd: list[str]) -> None:
-    """Run a packaging command; its failure is a one-line :class:`UserError` with the tool's last line."""
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        last = (out.stderr.strip() or out.stdout.strip() or "no output").splitlines()[-1]
-        raise UserError(f"bench gpu --pack: {Path(cmd[0]).name} {cmd[1]} failed: {last}")
-
-
-def _has_pip(python: str) -> bool:
-    return subprocess.run([python, "-m", "pip", "--version"], capture_output=True).returncode == 0
-
-
 # -------------------------------------------------------------------------------------------------------------------
 # Stage (here)
 
@@ -340,7 +284,7 @@ def wheel_of(name: str, dest: Path) -> tuple[Path, str]:
 
 def _uv_cache_entry(name: str, version: str, info_name: str) -> Path | None:
     """uv's unpacked copy of the wheel of ``name==version`` (the folder holding ``info_name``), or None."""
-    uv = _uv()
+    uv = uv_program()
     root = os.environ.get("UV_CACHE_DIR")
     if not root and uv:
         out = subprocess.run([uv, "cache", "dir"], capture_output=True, text=True)
@@ -391,12 +335,6 @@ def _redline_wheel(dest: Path) -> Path:
     if not found:
         raise UserError(f"bundle: no redline wheel was written to {dest}")
     return found[-1]
-
-
-def _uv() -> str | None:
-    """uv's program: on PATH, or where its installer puts it (often off PATH)."""
-    local = Path.home() / ".local" / "bin" / "uv"
-    return shutil.which("uv") or (str(local) if local.exists() else None)
 
 
 def _plain(info: tarfile.TarInfo) -> tarfile.TarInfo:
@@ -460,7 +398,7 @@ def plan(stage_dir: Path = STAGE_DIR) -> list[dict[str, Any]]:
     last = len(manifest["parts"]) - 1
     for i, part in enumerate(manifest["parts"]):
         carry = [(stage_dir / MANIFEST).as_posix(), (stage_dir / part["name"]).as_posix()]
-        receive_cmd = f"PYTHONPATH=source python3 -m redline.bench.bundle receive {stage_dir.as_posix()} {i}"
+        receive_cmd = f"PYTHONPATH=source python3 -m tools.gpu.bundle receive {stage_dir.as_posix()} {i}"
         command = "bash scripts/gpu_sim_check.sh" if i == last else receive_cmd
         calls.append({"command": command, "carry": carry, "mib": sum(Path(c).stat().st_size for c in carry) / 2**20})
     return calls
@@ -629,7 +567,7 @@ def install(stage: Path, site: Path, python: str = sys.executable) -> dict[str, 
 def _manifest(stage_dir: Path) -> dict[str, Any]:
     path = stage_dir / MANIFEST
     if not path.is_file():
-        raise UserError(f"bundle: no {MANIFEST} in {stage_dir} (stage it first: python -m redline.bench.bundle stage)")
+        raise UserError(f"bundle: no {MANIFEST} in {stage_dir} (stage it first: python -m tools.gpu.bundle stage)")
     result: dict[str, Any] = json.loads(path.read_text())
     return result
 
@@ -649,8 +587,8 @@ def summary(manifest: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m redline.bench.bundle {stage,plan,receive,install}``; bad input is one line and exit 2."""
-    parser = argparse.ArgumentParser(prog="python -m redline.bench.bundle", description=__doc__.splitlines()[0])
+    """``python -m tools.gpu.bundle {stage,plan,receive,install}``; bad input is one line and exit 2."""
+    parser = argparse.ArgumentParser(prog="python -m tools.gpu.bundle", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="verb", required=True)
     p = sub.add_parser("stage", help="write the parts and manifest (here)")
     p.add_argument("dir", nargs="?", type=Path, default=STAGE_DIR)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from redline.bench import gpu_sim
+from tools.gpu import gpu_sim
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def returned(out: Path) -> list[str]:
@@ -32,7 +32,7 @@ def returned(out: Path) -> list[str]:
 @pytest.mark.sim
 def test_every_stage_runs_at_the_tiny_size(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "redline.bench.gpu_sim", "--device", "cpu", "--tiny", "--out", str(out)]
+    cmd = [sys.executable, "-m", "tools.gpu.gpu_sim", "--device", "cpu", "--tiny", "--out", str(out)]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run([*cmd, "--runs", str(tmp_path / "runs")], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)  # fmt: skip
@@ -130,5 +130,6 @@ def test_train_figures_leave_out_the_first_iteration(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_is_one_line(argv: list[str], message: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "redline.bench.gpu_sim", *argv], capture_output=True, text=True)
+    cmd = [sys.executable, "-m", "tools.gpu.gpu_sim", *argv]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)  # run from the repository root
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and message in done.stderr

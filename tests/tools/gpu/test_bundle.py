@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from redline.bench import bundle, gpu_sim
+from redline.bench import gpu_pack
 from redline.errors import UserError
+from tools.gpu import bundle, gpu_sim
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
 def staged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two small distributions and redline's wheel in parts of 50 KiB (many parts)."""
-    if bundle._uv() is None and subprocess.run([sys.executable, "-m", "pip", "--version"]).returncode != 0:
+    if gpu_pack.uv_program() is None and subprocess.run([sys.executable, "-m", "pip", "--version"]).returncode != 0:
         pytest.skip("neither uv nor pip can build redline's wheel here")
     dest = tmp_path_factory.mktemp("stage")
     bundle.stage(dest, part_mib=0.05, level=0, dists=("smmap", "gitdb"))
@@ -95,11 +96,12 @@ def test_a_wheel_from_the_installed_files_when_uv_has_none(tmp_path: Path, monke
     [
         (["stage", "x", "--codec", "lz4"], "--codec: one of xz, zstd, got 'lz4'"),
         (["stage", "x", "--part-mib", "60"], "--part-mib: must be in (0, 5"),  # 64 less tree, manifest, margin
-        (["plan", "nowhere"], "no manifest.json in nowhere (stage it first: python -m redline.bench.bundle stage)"),
+        (["plan", "nowhere"], "no manifest.json in nowhere (stage it first: python -m tools.gpu.bundle stage)"),
     ],
 )
 def test_bad_input_is_one_line(argv: list[str], message: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "redline.bench.bundle", *argv], capture_output=True, text=True)
+    cmd = [sys.executable, "-m", "tools.gpu.bundle", *argv]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)  # run from the repository root
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
 
 
