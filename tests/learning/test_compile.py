@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from redline.learning.advantages import gae, next_values
+from redline.learning.moments import minibatch_stats
 from redline.learning.ppo import PPO
 from tests.learning.learning_support import copy_rollout, rollout, small_cfg
 
@@ -111,7 +112,8 @@ def test_gradient_step_is_one_graph(make_learner: Callable[..., tuple[PPO, Any]]
     start = alg.optimizer.flat_param.clone()
     call, graphs = one_graph(alg._gradient_step, backend="aot_eager")
     minibatches = alg.storage.minibatch_indices(cfg.num_mini_batches, alg.generator)
-    stats = alg._minibatch_advantage_stats(minibatches) if cfg.normalize_advantage_per_mini_batch else None
+    adv, indices = alg.storage.flat["advantages"], [i for i, _ in minibatches]
+    stats = minibatch_stats(adv, indices, alg.comm) if cfg.normalize_advantage_per_mini_batch else None
     for m, (indices, share) in enumerate(minibatches):
         adv = None if stats is None else stats[m]
         got = call(indices, share, adv)
