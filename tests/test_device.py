@@ -117,10 +117,9 @@ NOT_A_DECISION = {
     ("run_state/generators.py", "capture_generators"): "are there CUDA generators to save",
     ("run_state/generators.py", "restore_generators"): "do the saved CUDA generators fit this machine",
     ("telemetry/gpu_monitor.py", "nvml_sampler"): "is there a GPU to sample",
-    # to follow: `redline bench gpu`'s and the GPU check's default device ("cuda", not device.py's "cuda:0"); both
-    # sit beside the GPU bundle that issue 47 item 2 moves
+    # to follow: `redline bench gpu`'s default device ("cuda", not device.py's "cuda:0": its records name it); the
+    # GPU check's driver left the package for tools/gpu/ (issue 47 item 2)
     ("bench/gpu.py", "run"): "bench gpu's default device (to move to device.default_device)",
-    ("bench/gpu_sim.py", "main"): "the GPU check's default device (to move to device.default_device)",
 }
 """Where a module other than :mod:`redline.device` may ask torch.cuda: (file, function) -> the question it asks,
 which is whether a CUDA API may be called, not which device a run uses."""
