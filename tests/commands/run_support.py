@@ -1,8 +1,12 @@
-"""Reading run folders in the end-to-end tests: records, the one run of a log root, checkpoints compared bitwise."""
+"""Reading run folders in the end-to-end tests: records, the one run of a log root, checkpoints compared bitwise;
+finding and killing a run's processes by a marker in their command line."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 from pathlib import Path
 
 import torch
@@ -40,3 +44,25 @@ def same_state(a: object, b: object, where: str = "") -> list[str]:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return [] if a.dtype == b.dtype and torch.equal(a, b) else [where]
     return [] if a == b else [where]
+
+
+def alive(marker: str) -> list[int]:
+    """Live processes other than this one whose command line holds ``marker`` (a zombie's is empty)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in cmdline.read_bytes() and int(cmdline.parent.name) != os.getpid():
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def kill_all(marker: str) -> int:
+    """SIGKILL every process :func:`alive` finds for ``marker`` (a pre-empted machine: launcher, torchrun's agent and
+    its workers at once); returns how many."""
+    pids = alive(marker)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return len(pids)

@@ -8,7 +8,6 @@ of it runs after the signal. The reference run goes side by side with the first 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import shutil
@@ -23,7 +22,7 @@ import pytest
 import torch
 
 from redline.outputs.checkpoints import FAULT_PAUSE_ENV
-from tests.commands.run_support import only_run, records, same_state, untimed
+from tests.commands.run_support import kill_all, only_run, records, same_state, untimed
 
 pytestmark = pytest.mark.sim
 
@@ -121,23 +120,6 @@ def test_go1_killed_ends_as_the_run_never_interrupted(tmp_path: Path, task: str)
     _killed_and_continued(tmp_path, task, ("mid-iteration",), seed=2)
 
 
-def _kill_all(marker: str) -> int:
-    """SIGKILL every process whose command line holds ``marker`` (a pre-empted machine: launcher, torchrun's agent
-    and its workers at once); returns how many."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit() and int(proc.name) != os.getpid():
-            try:
-                if marker in (proc / "cmdline").read_bytes().decode(errors="replace"):
-                    pids.append(int(proc.name))
-            except OSError:
-                continue
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    return len(pids)
-
-
 @pytest.mark.slow
 @pytest.mark.extended  # ~3 min on 2 cores (7 simulator processes); run by hand: docs/reliability.md
 def test_two_ranks_killed_at_once_continue_exactly_and_on_one_process(tmp_path: Path) -> None:
@@ -158,7 +140,7 @@ def test_two_ranks_killed_at_once_continue_exactly_and_on_one_process(tmp_path: 
         assert first.poll() is None and time.monotonic() < deadline, _tail(out)
         time.sleep(0.01)
     time.sleep(random.Random(3).uniform(0.0, 0.3))
-    assert _kill_all(str(cut_root)) >= 3  # the launcher, torchrun's agent, its two workers
+    assert kill_all(str(cut_root)) >= 3  # the launcher, torchrun's agent, its two workers
     first.wait(timeout=60)
     shutil.copytree(cut_root, one_root)
     again = _start(two, cut_root, out)
@@ -193,7 +175,7 @@ def test_go1_killed_on_two_ranks_continues_on_one_process(tmp_path: Path, task: 
     while not _saved(root / experiment_name, "model_2.pt"):
         assert first.poll() is None and time.monotonic() < deadline, _tail(out)
         time.sleep(0.01)
-    assert _kill_all(str(root)) >= 3  # the launcher, torchrun's agent, its two workers
+    assert kill_all(str(root)) >= 3  # the launcher, torchrun's agent, its two workers
     first.wait(timeout=60)
     again = _start(one, root, out)
     assert again.wait(timeout=900) == 0, _tail(out)

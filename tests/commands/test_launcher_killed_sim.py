@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.commands.run_support import alive, kill_all
+
 pytestmark = pytest.mark.sim
 
 ARGS = [
@@ -22,18 +24,6 @@ ARGS = [
     *("--max_iterations", "200", "agent.save_interval=1000"),
 ]
 """A run far from its end at the signal; one checkpoint in it (iteration 0's) until the run ends or is stopped."""
-
-
-def _alive(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker`` (a zombie's is empty)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if marker.encode() in cmdline.read_bytes():
-                found.append(int(cmdline.parent.name))
-        except OSError:
-            continue
-    return found
 
 
 def _train_until_a_record(log_root: Path, stderr: object) -> subprocess.Popen[bytes]:
@@ -64,14 +54,13 @@ def test_sigkill_to_the_commands_group_stops_every_rank_and_saves_nothing(tmp_pa
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
             deadline = time.monotonic() + 10
-            while _alive(str(log_root)) and time.monotonic() < deadline:
+            while alive(str(log_root)) and time.monotonic() < deadline:
                 time.sleep(0.2)
-            assert _alive(str(log_root)) == [], err.read_text()[-3000:]
+            assert alive(str(log_root)) == [], err.read_text()[-3000:]
             time.sleep(1)  # a rank that trained on would write its next checkpoint at the end of the run
             assert sorted(log_root.glob("redline_cartpole/*/model_*.pt")) == saved  # iteration 0's
         finally:
-            for pid in _alive(str(log_root)):
-                os.kill(pid, signal.SIGKILL)
+            kill_all(str(log_root))
     assert [p.name for p in saved] == ["model_0.pt"]
     assert "the launching command" in err.read_text() and "saving nothing" in err.read_text()
 
@@ -86,8 +75,7 @@ def test_sigterm_to_the_commands_group_saves_once_without_a_traceback(tmp_path: 
             os.killpg(proc.pid, signal.SIGTERM)
             status = proc.wait(120)
         finally:
-            for pid in _alive(str(log_root)):
-                os.kill(pid, signal.SIGKILL)
+            kill_all(str(log_root))
     text = err.read_text()
     assert status == 143, text[-3000:]
     assert "Traceback" not in text and "Logging error" not in text, text[-3000:]
@@ -95,4 +83,4 @@ def test_sigterm_to_the_commands_group_saves_once_without_a_traceback(tmp_path: 
     assert len(saves) == 1, text[-3000:]  # one run, one save line (rank 0's; rank 1 saves nothing)
     ((iteration, checkpoint),) = saves
     assert Path(checkpoint).name == f"model_{iteration}.pt" and Path(checkpoint).is_file()
-    assert _alive(str(log_root)) == []
+    assert alive(str(log_root)) == []

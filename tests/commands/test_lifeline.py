@@ -17,6 +17,7 @@ import pytest
 
 from redline.commands import lifeline
 from redline.commands.torchrun import stop_handler
+from tests.commands.run_support import alive, kill_all
 
 WORKER = """
 import os, signal, sys, time
@@ -64,23 +65,6 @@ def _start(tmp_path: Path) -> subprocess.Popen[str]:
     return proc
 
 
-def _alive(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker``."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if marker.encode() in cmdline.read_bytes():
-                found.append(int(cmdline.parent.name))
-        except OSError:
-            continue
-    return found
-
-
-def _kill_left(marker: str) -> None:
-    for pid in _alive(marker):
-        os.kill(pid, signal.SIGKILL)
-
-
 def test_sigkill_to_the_commands_group_ends_the_agent_and_every_worker_saving_nothing(tmp_path: Path) -> None:
     """Was: torchrun starts its workers in sessions of their own, so they trained on as orphans."""
     proc = _start(tmp_path)
@@ -88,12 +72,12 @@ def test_sigkill_to_the_commands_group_ends_the_agent_and_every_worker_saving_no
         os.killpg(proc.pid, signal.SIGKILL)  # what `timeout -s KILL` or a job killer does
         proc.wait(10)
         deadline = time.monotonic() + 10
-        while _alive(str(tmp_path)) and time.monotonic() < deadline:
+        while alive(str(tmp_path)) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _alive(str(tmp_path)) == []
+        assert alive(str(tmp_path)) == []
         assert list(tmp_path.glob("saved-*")) == []  # killed, not stopped: nothing saved
     finally:
-        _kill_left(str(tmp_path))
+        kill_all(str(tmp_path))
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -111,7 +95,7 @@ def test_a_group_stop_signal_reaches_each_worker_once_and_ends_without_a_traceba
         os.killpg(proc.pid, signum)  # Slurm's scancel, Ctrl-C in a terminal
         _, stderr = proc.communicate(timeout=60)
     finally:
-        _kill_left(str(tmp_path))
+        kill_all(str(tmp_path))
     assert proc.returncode == 128 + signum, stderr[-3000:]
     assert "Traceback" not in stderr and "Logging error" not in stderr, stderr[-3000:]
     # each worker saved once, before the command ended

@@ -188,16 +188,12 @@ def check_sim_state(env: Any, state: dict[str, Any]) -> None:
 
 
 def restore_sim_state(env: Any, state: dict[str, Any]) -> None:
-    """Write :func:`gather_sim_state`'s ``state`` back into ``env``'s simulator (same task, same env count).
-
-    Raises:
-        ValueError: ``state`` does not fit this simulator (another task, another env count).
-    """
+    """Write :func:`gather_sim_state`'s ``state`` back into ``env``'s simulator (check it with
+    :func:`check_sim_state` first: same task, same env count)."""
     # heavy: Warp/Newton, imported only once the simulator runs
     import warp as wp
 
     manager, backend = _backend()
-    check_sim_state(env, state)
     model, n = backend.model, env.num_envs
     for prefix, obj in (("state_0", backend.state_0), ("state_1", backend.state_1), ("control", backend.control)):
         for name, array in _arrays(obj).items() if obj is not None else ():
