@@ -536,6 +536,9 @@ class _decompressed:
             self.file.close()
         if self.proc is not None:
             assert self.proc.stdout is not None
+            if exc[0] is None:  # tarfile stops at the end-of-archive blocks: read the padding after them, else the
+                while self.proc.stdout.read(1 << 20):  # decompressor may still be writing when the pipe closes
+                    pass  # and dies of SIGPIPE (a good archive reported as undecodable, by timing)
             self.proc.stdout.close()
             if self.proc.wait() != 0 and exc[0] is None:
                 raise UserError(f"reassemble: {self.codec} could not decompress {self.path.name}")
