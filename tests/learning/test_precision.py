@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from redline.errors import UserError
-from redline.learning.precision import Precision, requested_precision
+from redline.learning.precision import Precision, cpu_bf16_units, requested_precision
 
 
 def test_resolve() -> None:
@@ -88,3 +88,15 @@ def test_fp32_is_the_plain_forward() -> None:
     body, head = _mlp()
     x = torch.randn(8, 6)
     assert torch.equal(Precision("fp32").mlp_forward(body, head, x), nn.Sequential(*body, head)(x))
+
+
+def test_cpu_bf16_units_read_the_cpus_flags() -> None:
+    """What torch's oneDNN sees agrees with the kernel's CPU flags (``lscpu``): AMX tiles first, then AVX512-BF16."""
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    expected = "amx_bf16" if "amx_bf16" in flags else "avx512_bf16" if "avx512_bf16" in flags else None
+    assert cpu_bf16_units() == expected

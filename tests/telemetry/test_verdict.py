@@ -40,6 +40,16 @@ from redline.telemetry.verdict import verdict
         ),
         ({"env_s": 0.1, "update_s": 0.9}, {"gpu_util": 5.0}, ("learner-bound", "fewer learning epochs")),  # CPU
         ({"env_s": 0.2, "update_s": 0.2, "logging_s": 0.6}, {}, ("host-overhead-bound", "logging less often")),
+        (  # a CPU with bf16 units, learner-bound in fp32: try bf16
+            {"env_s": 0.1, "update_s": 0.9},
+            {"cpu_bf16": "avx512_bf16"},
+            ("learner-bound", "--precision bf16 (this CPU has avx512_bf16 units"),
+        ),
+        (  # ... and already in bf16: the next thing
+            {"env_s": 0.1, "update_s": 0.9},
+            {"cpu_bf16": "amx_bf16", "precision": "bf16"},
+            ("learner-bound", "fewer learning epochs"),
+        ),
     ],
 )
 def test_verdict_names_each_bottleneck(split: dict, kwargs: dict, expected: tuple[str, str]) -> None:

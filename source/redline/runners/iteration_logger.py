@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from redline.learning import PPO
+from redline.learning.precision import cpu_bf16_units
 from redline.learning.rollout import PhaseTimes
 from redline.outputs.metrics import MetricsLog, warn_once
 from redline.runners.writers import Clip, log_video, open_writer, purge_from
@@ -98,6 +99,7 @@ class IterationLogger:
         )
         device = torch.device(alg.device)
         self._device_type = device.type
+        self._cpu_bf16 = cpu_bf16_units() if device.type == "cpu" else None
         self._peak = (
             peak_tflops(
                 torch.cuda.get_device_name(device), alg.precision.is_bf16, torch.backends.cuda.matmul.allow_tf32
@@ -160,6 +162,7 @@ class IterationLogger:
             gflops=gflops,
             peak=self._peak,
             gpu_util=gpu["gpu_util"],
+            cpu_bf16=self._cpu_bf16,
         )
         values = torch.stack([learner[k].float().reshape(()) for k in LEARNER_KEYS] + [self.alg.action_std().mean()])
         if ranks is not None:  # the ranks' figures come back in the same host transfer as the learner's metrics

