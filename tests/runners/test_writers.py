@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -231,8 +232,12 @@ def test_redline_runner_logs_to_wandb_offline(tmp_path: Path, monkeypatch: pytes
 
     (offline,) = (tmp_path / "wandb").glob("offline-run-*")
     (records,) = offline.glob("run-*.wandb")
+    wanted = (b"redline-test", b"Train/mean_reward", b"Loss/value", b"Perf/total_fps", b"train_cfg", b"video")
+    deadline = time.monotonic() + 60.0  # on a busy host W&B's service process may still be writing after finish()
+    while not all(w in records.read_bytes() for w in wanted) and time.monotonic() < deadline:  # (CI, 2026-12-06)
+        time.sleep(0.5)
     data = records.read_bytes()
-    for expected in (b"redline-test", b"Train/mean_reward", b"Loss/value", b"Perf/total_fps", b"train_cfg", b"video"):
+    for expected in wanted:
         assert expected in data, expected
     files = offline / "files"
     assert (files / "model_0.pt").is_file() and (files / "model_1.pt").is_file()  # rsl_rl's save_model uploads
