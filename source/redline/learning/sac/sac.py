@@ -9,7 +9,7 @@ import torch
 from tensordict import TensorDict
 
 from redline.learning.distributed import Communicator
-from redline.learning.sac.config import SACConfig
+from redline.learning.sac.sac_config import SACConfig
 
 
 class SAC:

@@ -29,7 +29,7 @@ from redline.validation import (
     check_range,
 )
 
-CLASS_PATH = "redline.learning.sac.rsl_rl:SAC"
+CLASS_PATH = "redline.learning.sac.rsl_rl_sac:SAC"
 """The ``algorithm.class_name`` that selects the off-policy learner (rsl_rl's ``resolve_callable`` syntax)."""
 
 
@@ -207,7 +207,7 @@ class SACConfig:
         _refuse_unknown("", train_cfg, RUNNER_KEYS)
         alg = dict(train_cfg.get("algorithm") or {})
         name = alg.pop("class_name", CLASS_PATH)
-        if str(name).replace(".rsl_rl.", ".rsl_rl:") not in (CLASS_PATH, CLASS_PATH.replace(":", ".")):
+        if str(name).replace(":", ".") != CLASS_PATH.replace(":", "."):
             raise UserError(f"algorithm.class_name: the off-policy learner is {CLASS_PATH}, got '{name}'")
         alg.pop("use_mixed_precision", None)  # rsl_rl's precision switch: read below when precision is not set
         own = {f.name for f in dataclasses.fields(cls)} - {"actor", "critic", "num_steps_per_env"}
