@@ -5,7 +5,7 @@ Imports no simulator code, so it runs under plain pytest. One concern per module
 :mod:`.sac` (the learner) and :mod:`.rsl_rl_sac` (a drop-in for rsl_rl's stock ``OnPolicyRunner``).
 """
 
-from redline.learning.sac.sac_config import CLASS_PATH, SACActorConfig, SACConfig, SACCriticConfig
 from redline.learning.sac.sac import SAC
+from redline.learning.sac.sac_config import CLASS_PATH, SACActorConfig, SACConfig, SACCriticConfig
 
 __all__ = ["CLASS_PATH", "SAC", "SACActorConfig", "SACConfig", "SACCriticConfig"]

@@ -169,6 +169,7 @@ class DistributionalCritic(nn.Module):
         self.obs_normalizer: nn.Module = EmpiricalNormalization(self.obs_dim) if obs_normalization else nn.Identity()
         self.qs = nn.ModuleList([q_network(self.obs_dim + num_actions, cfg) for _ in range(2)])
         self.v_min, self.v_max = float(cfg.v_min), float(cfg.v_max)
+        self.support: torch.Tensor
         self.register_buffer("support", torch.linspace(cfg.v_min, cfg.v_max, cfg.num_atoms), persistent=False)
 
     def latent(self, obs: TensorDict) -> torch.Tensor:
@@ -181,7 +182,7 @@ class DistributionalCritic(nn.Module):
     ) -> torch.Tensor:
         """``(2, B, K)`` logits of both Q networks (``qs``: the target copies instead), fp32 heads."""
         x = torch.cat((latent, actions), dim=-1)
-        nets = self.qs if qs is None else qs
+        nets: list[nn.Sequential] = list(self.qs if qs is None else qs)  # type: ignore[arg-type]
         return torch.stack([precision.mlp_forward(list(net)[:-1], net[-1], x) for net in nets])  # type: ignore[arg-type]
 
     def expected(self, logits: torch.Tensor) -> torch.Tensor:

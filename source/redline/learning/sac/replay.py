@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from tensordict import TensorDict
 
-from redline.seeding.philox import MASK32, philox4x32
+from redline.seeding.philox import MASK32, philox4x32, to_unit_float
 
 FIELDS = ("obs", "next_obs", "actions", "rewards", "dones", "time_outs")
 """What each stored transition holds: the observation groups before and after (the true final observation where the
@@ -131,6 +131,40 @@ class ReplayBuffer:
             self._plan[batch_size] = tuple(t.to(self.device) for t in (env - self.env_offset, env, draw))  # type: ignore[assignment]
         return self._plan[batch_size]
 
+    def _words(
+        self, key: tuple[int, int], update: torch.Tensor, batch_size: int, stream: int, blocks: int
+    ) -> torch.Tensor:
+        """Philox words ``(b, blocks, 4)`` of counters ``(update, global env, draw, stream * 2^16 + block)``."""
+        _, global_env, draw = self.local_plan(batch_size)
+        block = torch.arange(blocks, device=self.device, dtype=torch.int64) + (stream << 16)
+        shape = (draw.shape[0], blocks)
+        counter = torch.stack(
+            (
+                (update.to(torch.int64) & MASK32).expand(shape),
+                global_env.unsqueeze(-1).expand(shape),
+                draw.unsqueeze(-1).expand(shape),
+                block.expand(shape),
+            ),
+            dim=-1,
+        )
+        return philox4x32(counter, key)
+
+    def sample_normals(
+        self, key: tuple[int, int], update: torch.Tensor, batch_size: int, stream: int, width: int
+    ) -> torch.Tensor:
+        """Standard normals ``(b, width)`` for this rank's share of the minibatch (Box-Muller on Philox words), a
+        pure function of (key, update, global env id, draw, ``stream`` ≥ 1)."""
+        words = self._words(key, update, batch_size, stream, -(-width // 4))
+        b = words.shape[0]
+        words = words.reshape(-1, 2, 2)
+        u1 = to_unit_float(words[..., 0]).mul(-1.0).add(1.0)  # (0, 1]: log stays finite
+        u2 = to_unit_float(words[..., 1])
+        # z = sqrt(−2 ln u1) · (cos 2π u2, sin 2π u2)
+        radius = torch.sqrt(-2.0 * torch.log(u1))
+        angle = (2.0 * torch.pi) * u2
+        z = torch.stack((radius * torch.cos(angle), radius * torch.sin(angle)), dim=-1)
+        return z.reshape(b, -1)[:, :width]
+
     def sample_times(self, key: tuple[int, int], update: torch.Tensor, batch_size: int) -> torch.Tensor:
         """Logical time indices (0 = oldest) of this rank's share, ``(b,)`` int64, uniform over the filled slots:
         a pure function of (key, update, global env id, draw) and the fill level.
@@ -139,18 +173,7 @@ class ReplayBuffer:
             key: the Philox key (two 32-bit words of the seed).
             update: 0-dim int64 device tensor, the gradient step's index.
         """
-        _, global_env, draw = self.local_plan(batch_size)
-        u = update.to(torch.int64)
-        counter = torch.stack(
-            (
-                (u & MASK32).expand_as(draw),
-                (u >> 32).expand_as(draw),
-                global_env,
-                draw,
-            ),
-            dim=-1,
-        )
-        word = philox4x32(counter, key)[..., 0]
+        word = self._words(key, update, batch_size, 0, 1)[:, 0, 0]
         return (word * self._size_t) >> 32  # ⌊w · size / 2^32⌋ ∈ [0, size)
 
     def sample(

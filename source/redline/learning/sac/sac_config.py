@@ -20,7 +20,6 @@ from redline.learning.config import ACTIVATIONS, RUNNER_KEYS
 from redline.validation import (
     COUNT,
     FRACTION,
-    NON_NEGATIVE,
     POSITIVE,
     Range,
     check_choice,

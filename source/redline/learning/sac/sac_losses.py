@@ -22,7 +22,7 @@ def categorical_projection(atoms: torch.Tensor, probs: torch.Tensor, v_min: floa
     """
     num_atoms = probs.shape[-1]
     delta = (v_max - v_min) / (num_atoms - 1)
-    # b = (clip(Tz, v_min, v_max) − v_min) / Δz; mass p splits onto floor(b) with weight (u − b) and ceil(b) with (b − l)
+    # b = (clip(Tz, v_min, v_max) − v_min) / Δz; p splits onto l = ⌊b⌋ with weight (l + 1 − b) and l + 1 with (b − l)
     b = (atoms.clamp(v_min, v_max) - v_min) / delta
     lower = b.floor().clamp(0, num_atoms - 1)
     upper = (lower + 1).clamp(max=num_atoms - 1)
