@@ -66,7 +66,7 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     ),
     "redline_tasks": (  # tasks/redline_tasks: the registered tasks, on the physics and assets they name
         _names("torch tensordict gymnasium warp newton isaaclab isaaclab_newton isaaclab_rl isaaclab_tasks"),
-        {"device", "seeding", "run_state", "physics", "assets"},
+        {"device", "seeding", "run_state", "physics", "assets", "learning"},  # learning: the SAC agent's fields
     ),
     "envs": (
         {"torch", "gymnasium", "isaaclab", "isaaclab_rl", "isaaclab_tasks", "redline_tasks"},

@@ -116,7 +116,7 @@ class RedlineEnvMixin:
 
     def step(self, action: torch.Tensor) -> tuple[Any, ...]:
         """Isaac Lab's step; with the task's ``final_observation`` on, its extras carry :data:`FINAL_OBSERVATION`."""
-        cfg: Any = getattr(self, "cfg")
+        cfg: Any = self.cfg
         if not cfg.final_observation:
             return super().step(action)  # type: ignore[misc]
         self._capturing_final, self._before_reset = True, None

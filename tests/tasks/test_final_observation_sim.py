@@ -51,7 +51,7 @@ def test_cartpole_final_observation_is_the_one_before_the_time_out_reset() -> No
     long = _run("Redline-Cartpole", 6, 5.0, final=True)  # the same first episode, not cut short
     assert all(short["keys"]) and not any(plain["keys"])  # present at every step when on, absent when off
     for name in ("obs", "dones"):  # the option changes nothing of the run
-        assert all(torch.equal(a, b) for a, b in zip(short[name], plain[name]))
+        assert all(torch.equal(a, b) for a, b in zip(short[name], plain[name], strict=True))
     timed_out = short["time_outs"][5]
     assert bool(timed_out.all()) and not bool(long["dones"][5].any())
     # at the time-out, the final observation is the one the uncut episode observes at that step
@@ -69,7 +69,7 @@ def test_velocity_final_observation_leaves_the_noise_streams_as_they_were() -> N
     on = _run("Redline-Velocity-Flat-Go1", steps, 0.1, final=True)  # 5 steps of 0.02 s: time-outs at steps 4
     off = _run("Redline-Velocity-Flat-Go1", steps, 0.1, final=False)
     assert any(bool(d.any()) for d in on["dones"])
-    assert all(torch.equal(a, b) for a, b in zip(on["obs"], off["obs"]))
+    assert all(torch.equal(a, b) for a, b in zip(on["obs"], off["obs"], strict=True))
     t = next(t for t, d in enumerate(on["dones"]) if bool(d.any()))
     reset = on["dones"][t]
     assert not torch.equal(on["final"][t][reset], on["obs"][t][reset])

@@ -242,13 +242,16 @@ class EnvStreams:
         """Draws made inside leave no trace: every counter, and torch's global generator on the streams' device
         (the ``shared`` strategy's), is put back as it was on exit, so what is drawn next is what would have been
         drawn without them (e.g. a second, look-only observation whose noise must not move the streams on)."""
-        saved = (self.episode.clone(), self.blocks_used.clone(), self._blocks_used_policy.clone())
+        counters = (self.episode, self.blocks_used, self._blocks_used_policy)
+        saved = tuple(c.clone() for c in counters)
         devices = [self.device] if self.device.type == "cuda" else []
         with torch.random.fork_rng(devices=devices, device_type="cuda"):
             try:
                 yield
             finally:  # in place: the host path's numpy views share the counters' memory
-                for counter, value in zip((self.episode, self.blocks_used, self._blocks_used_policy), saved):
+                for counter, value in zip(
+                    (self.episode, self.blocks_used, self._blocks_used_policy), saved, strict=True
+                ):
                     counter.copy_(value)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
