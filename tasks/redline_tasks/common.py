@@ -86,7 +86,9 @@ def merge_final_observation(
     if before_reset is None:
         return after
     before = TensorDict(before_reset, batch_size=reset.shape)
-    return before.apply(lambda b, a: torch.where(reset.view(-1, *(1,) * (a.dim() - 1)), b, a), after)
+    merged = before.apply(lambda b, a: torch.where(reset.view(-1, *(1,) * (a.dim() - 1)), b, a), after)
+    assert merged is not None
+    return merged
 
 
 def use_play_defaults(cfg: Any) -> None:
@@ -116,7 +118,7 @@ class RedlineEnvMixin:
 
     def step(self, action: torch.Tensor) -> tuple[Any, ...]:
         """Isaac Lab's step; with the task's ``final_observation`` on, its extras carry :data:`FINAL_OBSERVATION`."""
-        cfg: Any = self.cfg
+        cfg: Any = self.cfg  # type: ignore[attr-defined]
         if not cfg.final_observation:
             return super().step(action)  # type: ignore[misc]
         self._capturing_final, self._before_reset = True, None
