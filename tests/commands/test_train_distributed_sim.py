@@ -96,6 +96,26 @@ def test_two_ranks_match_one_process_and_resume_on_one(tmp_path: Path) -> None:
     assert [r["iteration"] for r in _records(resumed[0])] == [3]
 
 
+def test_sac_two_ranks_match_one_process(tmp_path: Path) -> None:
+    """Issue 46 item 5: ``--algorithm sac``, 3 iterations of 16 global envs: 2 gloo ranks x 8 envs and 1 process x 16
+    make the same updates (1e-5 relative): per-rank replay, minibatches drawn by global env id, one all-reduce of
+    the gradients per step."""
+    from tests.commands.test_kill_resume_sim import SAC_TINY
+
+    common = [*TRAIN, "--max_iterations", "3", "--seeding", "per_env", "--precision", "fp32", *SAC_TINY]
+    _redlines(
+        [
+            (*common, "--nproc", "2", "--num_envs", "8", "--log_root", tmp_path / "two"),
+            (*common, "--nproc", "1", "--num_envs", "16", "--log_root", tmp_path / "one"),
+        ]
+    )
+    (two,), (one,) = ((tmp_path / name / "redline_cartpole_sac").iterdir() for name in ("two", "one"))
+    ref = _params(one / "model_2.pt")
+    assert (_params(two / "model_2.pt") - ref).abs().max() <= 1e-5 * ref.abs().max()
+    assert not torch.equal(ref, _params(one / "model_0.pt"))  # it did learn something in between
+    assert all(r["world_size"] == 2 for r in _records(two))
+
+
 @pytest.mark.slow
 @pytest.mark.extended  # ~2 min; the partition's equivalence is the test above
 def test_two_ranks_learn_to_balance(tmp_path: Path) -> None:
