@@ -8,6 +8,7 @@ from pathlib import Path
 
 import torch
 
+from redline.commands.report import report
 from redline.learning.sac import SAC
 from redline.outputs.checkpoints import load_checkpoint
 from redline.runners.redline_runner import RedlineRunner
@@ -32,6 +33,9 @@ def test_sac_records_and_checkpoints(tmp_path: Path) -> None:
     assert "learner/mean_reward" in last  # the learner's per-step reward does not replace the episodes' mean
     ckpt = load_checkpoint(tmp_path / "model_2.pt")
     assert ckpt["algorithm"] == "sac" and ckpt["iter"] == 2 and "replay" in ckpt["sac"]
+    text, paths = report([tmp_path], tmp_path / "report")  # redline report reads the run
+    assert "iterations 3, env steps 48," in text
+    assert all(p.is_file() for p in paths)
 
 
 def test_sac_resume_is_bitwise(tmp_path: Path) -> None:
