@@ -92,6 +92,8 @@ def test_algorithm_is_ppo_by_default_and_sac_by_token() -> None:
         TrainOptions(run=RUNS[0], algorithm="td3")
     with pytest.raises(UserError, match=r"^--capture: the SAC learner has no captured update"):
         TrainOptions(run=RUNS[0], algorithm="sac", capture="on")
+    with pytest.raises(UserError, match=r"^--learner: --algorithm sac runs on the redline runner"):
+        TrainOptions(run=RUNS[0], algorithm="sac", learner="rsl_rl")
     from redline_tasks.registration import SAC_ENTRY_POINT
 
     assert ALGORITHMS["sac"] == SAC_ENTRY_POINT  # the token picks the entry point every task registers

@@ -166,8 +166,8 @@ class TrainOptions:
     max_iterations: int | None = option(positive_int, default=None)
     """learning iterations (default: the agent config's max_iterations)"""
     algorithm: str = "ppo"
-    """ppo (default) | sac (redline's off-policy SAC, the task's rsl_rl_sac_cfg_entry_point agent; with --learner
-    rsl_rl it runs inside rsl_rl's OnPolicyRunner as stock isaaclab train runs it)"""
+    """ppo (default) | sac (redline's off-policy SAC, the task's rsl_rl_sac_cfg_entry_point agent config; on the
+    redline runner)"""
     learner: str = "redline"
     """redline (default) | rsl_rl (rsl_rl 5.5.1's OnPolicyRunner, the anchor redline is measured against)"""
     precision: str | None = None
@@ -212,6 +212,11 @@ class TrainOptions:
             check_precision(self.precision, "--precision")
         if self.algorithm not in ALGORITHMS:
             raise UserError(f"--algorithm: unknown algorithm '{self.algorithm}' (valid: {', '.join(ALGORITHMS)})")
+        if self.algorithm == "sac" and self.learner != "redline":  # untested: stock isaaclab train runs that pair
+            raise UserError(
+                "--learner: --algorithm sac runs on the redline runner (valid: --learner redline; rsl_rl's "
+                "OnPolicyRunner with SAC: isaaclab train --agent rsl_rl_sac_cfg_entry_point)"
+            )
         if self.algorithm == "sac" and self.capture == "on":
             raise UserError(
                 "--capture: the SAC learner has no captured update yet (valid with --algorithm sac: auto, off)"
