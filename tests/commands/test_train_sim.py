@@ -88,7 +88,8 @@ def test_sac_train_then_play_finds_the_algorithm_and_exports(tmp_path: Path) -> 
     run = only_run(log_root, "redline_cartpole_sac")
     assert torch.load(run / "model_1.pt", weights_only=True)["algorithm"] == "sac"
     assert all(set(r) >= METRIC_KEYS for r in records(run))
-    assert main(["play", *argv, "--steps", "30"]) == 0  # --checkpoint latest
+    networks = [t for t in SAC_TINY if t.startswith("agent.")]  # play builds the networks from the agent config
+    assert main(["play", *argv, "--steps", "30", *networks]) == 0  # --checkpoint latest
     exported = run / "exported" / "model_1"
     obs = 100 * torch.randn(64, 4)  # far outside the normaliser's range: the tanh keeps actions in [-1, 1]
     actions = torch.jit.load(str(exported / "policy.pt"))(obs).detach()

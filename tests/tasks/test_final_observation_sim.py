@@ -63,6 +63,7 @@ def test_cartpole_final_observation_is_the_one_before_the_time_out_reset() -> No
     assert torch.equal(short["final"][4], long["obs"][4])
 
 
+@pytest.mark.extended  # ~35 s (two Go1 envs built); the rewind itself is Cartpole's path too
 def test_velocity_final_observation_leaves_the_noise_streams_as_they_were() -> None:
     # Go1's observations are noisy (drawn from the env streams): capturing the final one must not move them on
     steps = 8
