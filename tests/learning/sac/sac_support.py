@@ -12,7 +12,7 @@ from redline.learning.sac import SACActorConfig, SACConfig, SACCriticConfig
 
 class ReachEnv:
     """1-D reach: a point at x moves by ``0.2 a`` per step (a in [-1, 1]); reward ``1 - |x - target|``; observation
-    ``(x - target, x)``; episodes time out after ``horizon`` steps, and terminate when |x| > 2 (reward −1).
+    ``(x - target, x)``; episodes time out after ``horizon`` steps, and terminate when |x| > 2 (reward −5).
 
     Rsl_rl's vec-env surface: ``num_envs``, ``num_actions``, ``device``, ``get_observations()``, ``step(actions)``
     returning ``(obs, rewards, dones, extras)`` with ``extras["time_outs"]`` and ``extras["final_observation"]``.
@@ -44,7 +44,7 @@ class ReachEnv:
         self.t += 1
         terminated = self.x.abs() > 2.0
         time_outs = (self.t >= self.horizon) & ~terminated
-        rewards = torch.where(terminated, -1.0, 1.0 - (self.x - self.target).abs())
+        rewards = torch.where(terminated, -5.0, 1.0 - (self.x - self.target).abs())
         dones = terminated | time_outs
         final = self.obs()
         self.episode += dones.long()

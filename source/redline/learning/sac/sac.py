@@ -53,6 +53,12 @@ NEXT_ACTION_STREAM, ACTION_STREAM = 1, 2
 """Philox streams of the update's two noise draws (stream 0 draws the sampled time indices)."""
 
 
+def philox_key(seed: int) -> tuple[int, int]:
+    """The Philox key of a run's minibatch and update-noise draws (the seed plan's minibatch seed, two words)."""
+    minibatch = seed_plan(seed).minibatch
+    return (minibatch & MASK32, (minibatch >> 32) & MASK32)
+
+
 class SAC:
     """SAC with a C51 clipped double-Q critic on a TensorDict replay, data-parallel, no host reads in update().
 
@@ -124,7 +130,7 @@ class SAC:
             global_num_envs=self.global_num_envs,
         )
         self.seed = seed
-        self._key = (seeds.minibatch & MASK32, (seeds.minibatch >> 32) & MASK32)
+        self._key = philox_key(seed)
         """The Philox key of the minibatch and update-noise draws: the same on every rank."""
         self.noise_generator = torch.Generator(device=self.device)
         """Draws the exploration noise when :attr:`action_noise` is None; seeded by (seed, global rank)."""
@@ -440,6 +446,8 @@ class SAC:
             self.replay.load_state_dict(extra["replay"])
             self.noise_generator.set_state(extra["noise_generator"].cpu())
             self.gradient_steps = int(extra["gradient_steps"])
+            self.seed = int(extra["seed"])  # the minibatch draws continue the checkpoint's sequence
+            self._key = philox_key(self.seed)
             self._update_index.fill_(self.gradient_steps)
         self.flat.bind_grads()
         self.sync_replicas()
