@@ -21,6 +21,7 @@ class ReachEnv:
 
     def __init__(self, num_envs: int, seed: int = 0, horizon: int = 20, env_id_offset: int = 0, target: float = 0.5):
         self.num_envs, self.num_actions, self.device = num_envs, 1, torch.device("cpu")
+        self.cfg: dict = {}  # rsl_rl's logger reads env.cfg
         self.horizon, self.target = horizon, target
         self.ids = torch.arange(env_id_offset, env_id_offset + num_envs)
         """Global env ids."""
@@ -70,6 +71,27 @@ def env_noise(env: ReachEnv, seed: int = 0):  # type: ignore[no-untyped-def]
         return (torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * torch.pi * u2)).unsqueeze(-1)
 
     return draw
+
+
+def rsl_rl_train_cfg(**algorithm: object) -> dict:
+    """An rsl_rl runner dict selecting the off-policy learner, with :func:`tiny_cfg`'s sizes."""
+    return {
+        "num_steps_per_env": 2,
+        "save_interval": 1,
+        "max_iterations": 3,
+        "seed": 3,
+        "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
+        "algorithm": {
+            "class_name": "redline.learning.sac.rsl_rl_sac:SAC",
+            "buffer_size_per_env": 32,
+            "batch_size": 64,
+            "learning_starts": 2,
+            "precision": "fp32",
+            **algorithm,
+        },
+        "actor": {"class_name": "MLPModel", "hidden_dims": [32, 32]},
+        "critic": {"hidden_dims": [32, 32], "num_atoms": 11, "v_min": -5.0, "v_max": 25.0},
+    }
 
 
 def tiny_cfg(**overrides: object) -> SACConfig:
