@@ -114,6 +114,7 @@ SUBPACKAGES: dict[str, tuple[set[str], set[str]]] = {
             "learning.config",
             "learning.distributed",
             "learning.models",
+            "learning.moments",
             "learning.precision",
         },
     ),

@@ -10,7 +10,9 @@ import pytest
 import torch
 
 from redline.errors import UserError
+from redline.learning.distributed import Communicator
 from redline.learning.sac import SAC
+from redline.learning.sac.reward_norm import RewardNormalizer
 from redline.learning.sac.sac import STEP_METRICS
 from tests.learning.learning_support import HostReads
 from tests.learning.sac.sac_support import ReachEnv, run_iteration, tiny_cfg
@@ -152,3 +154,38 @@ def test_it_learns_to_reach_the_target() -> None:
     after = distance()
     assert after < 0.15 < before, (before, after)
     assert time.monotonic() - start < 30.0
+
+
+def test_reward_normalisation_scales_by_the_discounted_return_spread() -> None:
+    norm = RewardNormalizer(2, gamma=0.5, max_return=5.0, device=torch.device("cpu"))
+    # env 0: rewards 2, 2 then done; env 1: 4, 0 → G = (2, 4), (3, 2); env 0 resets after step 2
+    norm.observe(torch.tensor([2.0, 4.0]), torch.tensor([False, False]))
+    norm.observe(torch.tensor([2.0, 0.0]), torch.tensor([True, False]))
+    norm.update(Communicator())
+    g = torch.tensor([2.0, 4.0, 3.0, 2.0])
+    expected = 1.0 / max(float(g.var(correction=0).sqrt()), 4.0 / 5.0)
+    assert float(norm.scale) == pytest.approx(expected)
+    assert norm.returns.tolist() == [0.0, 2.0]
+    # a learner with it on samples scaled rewards and resumes its statistics
+    env = ReachEnv(8)
+    alg = SAC.from_env(env, tiny_cfg(reward_normalization=True), seed=1)
+    train(alg, env, 3)
+    assert alg.reward_normalizer is not None and float(alg.reward_normalizer.scale) != 1.0
+    other = SAC.from_env(ReachEnv(8), tiny_cfg(reward_normalization=True), seed=1)
+    other.load_state_dict(alg.state_dict())
+    assert other.reward_normalizer is not None
+    assert torch.equal(other.reward_normalizer.moments, alg.reward_normalizer.moments)
+
+
+def test_bf16_bodies_keep_fp32_heads_and_train() -> None:
+    """Under bf16 the hidden layers run in bf16 autocast; the critic's logits (heads), targets and weights stay fp32."""
+    env = ReachEnv(8)
+    alg = SAC.from_env(env, tiny_cfg(precision="bf16"), seed=0)
+    assert alg.precision.is_bf16
+    _, metrics = train(alg, env, 3)
+    assert all(bool(torch.isfinite(v)) for v in metrics.values())
+    obs = env.get_observations()
+    logits = alg.critic.logits(alg.critic.latent(obs), torch.zeros(8, 1), alg.precision)
+    assert logits.dtype == torch.float32 and alg.flat.flat_param.dtype == torch.float32
+    fp32 = alg.critic.logits(alg.critic.latent(obs), torch.zeros(8, 1), dataclasses.replace(alg.precision, mode="fp32"))
+    assert not torch.equal(logits, fp32) and torch.allclose(logits, fp32, atol=0.1)

@@ -34,6 +34,7 @@ from redline.learning.precision import Precision
 from redline.learning.sac.flat_params import FlatParams
 from redline.learning.sac.networks import DistributionalCritic, TanhGaussian, build_actor, squashed_sample
 from redline.learning.sac.replay import ReplayBuffer
+from redline.learning.sac.reward_norm import RewardNormalizer
 from redline.learning.sac.sac_config import SACConfig
 from redline.learning.sac.sac_losses import (
     actor_loss,
@@ -129,6 +130,12 @@ class SAC:
             env_offset=self.env_offset,
             global_num_envs=self.global_num_envs,
         )
+        self.reward_normalizer = (
+            RewardNormalizer(self.num_envs, cfg.gamma, cfg.reward_norm_max_return, self.device)
+            if cfg.reward_normalization
+            else None
+        )
+        """FlashSAC-style reward scale (:mod:`.reward_norm`), or None."""
         self.seed = seed
         self._key = philox_key(seed)
         """The Philox key of the minibatch and update-noise draws: the same on every rank."""
@@ -269,6 +276,8 @@ class SAC:
             }
         rewards = rewards.to(self.device).reshape(-1)
         self.replay.add(obs, actions, rewards, done, time_outs, true_next)
+        if self.reward_normalizer is not None:
+            self.reward_normalizer.observe(rewards, done)
         self._reward_sum += rewards.mean()
         self._new_steps += 1
 
@@ -291,6 +300,8 @@ class SAC:
         """
         cfg = self.cfg
         self._update_obs_normalizers()
+        if self.reward_normalizer is not None:
+            self.reward_normalizer.update(self.comm)
         steps = cfg.num_steps_per_env * cfg.updates_per_step if self.replay.steps >= cfg.learning_starts else 0
         sums = torch.zeros(len(STEP_METRICS), device=self.device)
         policy_steps = 0
@@ -338,7 +349,8 @@ class SAC:
         cfg, flat, critic = self.cfg, self.flat, self.critic
         scale = cfg.actor.action_scale
         batch_size = cfg.batch_size
-        batch = self.replay.sample(self._key, self._update_index, batch_size, cfg.n_step, cfg.gamma)
+        reward_scale = None if self.reward_normalizer is None else self.reward_normalizer.scale
+        batch = self.replay.sample(self._key, self._update_index, batch_size, cfg.n_step, cfg.gamma, reward_scale)
         share = batch.batch_size[0] / batch_size  # this rank's part of the global minibatch mean
         flat.zero_grad()
         alpha = self.alpha
@@ -426,6 +438,7 @@ class SAC:
                 "noise_generator": self.noise_generator.get_state(),
                 "gradient_steps": self.gradient_steps,
                 "seed": self.seed,
+                "reward_normalizer": None if self.reward_normalizer is None else self.reward_normalizer.state_dict(),
             },
         }
 
@@ -449,5 +462,7 @@ class SAC:
             self.seed = int(extra["seed"])  # the minibatch draws continue the checkpoint's sequence
             self._key = philox_key(self.seed)
             self._update_index.fill_(self.gradient_steps)
+            if self.reward_normalizer is not None and extra.get("reward_normalizer") is not None:
+                self.reward_normalizer.load_state_dict(extra["reward_normalizer"])
         self.flat.bind_grads()
         self.sync_replicas()
