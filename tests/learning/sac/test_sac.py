@@ -69,6 +69,25 @@ def test_update_reads_nothing_on_the_host() -> None:
     assert dict(reads.sites) == {}
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA's sync debug mode needs a GPU")
+def test_update_makes_no_cuda_sync() -> None:
+    """On CUDA, update() runs under torch's sync debug mode set to raise on any synchronising call."""
+    env = ReachEnv(8)
+    alg = SAC.from_env(env, tiny_cfg(max_grad_norm=1.0, reward_normalization=True), device="cuda", seed=0)
+    obs = env.get_observations()
+    for _ in range(3):
+        for _ in range(alg.cfg.num_steps_per_env):
+            obs, rewards, dones, extras = env.step(alg.act(obs).cpu())
+            alg.process_env_step(obs, rewards, dones, extras)
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            metrics = alg.update()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    assert float(metrics["gradient_steps"]) > 0
+
+
 def test_checkpoint_round_trip_continues_bitwise() -> None:
     """Train 3 iterations, save (through torch.save), train 3 more; a fresh learner loaded from the save and the
     restored env continue to the same weights, replay and metrics."""

@@ -115,8 +115,8 @@ class ReplayBuffer:
     def newest(self, k: int) -> TensorDict:
         """The observation groups of the newest ``k`` writes, flat ``(k * num_envs, ...)`` (normaliser updates)."""
         k = min(k, self.size)
-        slots = [(self.pos - 1 - i) % self.capacity for i in reversed(range(k))]
-        return self.data["obs"][torch.tensor(slots, device=self.device)].reshape(-1)
+        slots = (torch.arange(k, device=self.device) + (self.pos - k)) % self.capacity  # oldest first, no copy
+        return self.data["obs"][slots].reshape(-1)
 
     def local_plan(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """This rank's share of a global minibatch of ``batch_size``: ``(local env, global env, draw)``, each

@@ -161,6 +161,7 @@ class SAC:
         step."""
         self._mean_reward = torch.zeros((), device=self.device)
         self._reward_sum = torch.zeros((), device=self.device)
+        self.replay.local_plan(cfg.batch_size)  # the sampling plan's one host-to-device copy, here, not in update()
         self.sync_replicas()
 
     @classmethod
@@ -310,11 +311,8 @@ class SAC:
             sums += self._gradient_step(policy)
             policy_steps += int(policy)
             self.gradient_steps += 1
-        counts = torch.tensor(
-            [max(steps, 1)] * _CRITIC_METRICS + [max(policy_steps, 1)] * (len(STEP_METRICS) - _CRITIC_METRICS),
-            dtype=torch.float32,
-        ).to(self.device)
-        metrics = dict(zip(STEP_METRICS, (sums / counts).unbind(), strict=True))
+        means = torch.cat((sums[:_CRITIC_METRICS] / max(steps, 1), sums[_CRITIC_METRICS:] / max(policy_steps, 1)))
+        metrics = dict(zip(STEP_METRICS, means.unbind(), strict=True))
         self._dist.set_std(self._std.clone())
         metrics.update(
             alpha=self.alpha,
@@ -322,7 +320,7 @@ class SAC:
             critic_grad_norm=self._grad_norms[1],
             action_std=self._std.mean(),
             mean_reward=self._reward_sum / max(self._new_steps, 1),
-            gradient_steps=torch.tensor(float(steps)).to(self.device),
+            gradient_steps=torch.full((), float(steps), device=self.device),  # a fill: no host-to-device copy
         )
         self._reward_sum = torch.zeros((), device=self.device)
         self._new_steps = 0
