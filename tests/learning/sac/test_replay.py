@@ -87,15 +87,25 @@ def test_two_partitions_sample_the_same_global_minibatch(batch_size: int) -> Non
 
     for update in (0, 1, 5):
         u = torch.tensor(update)
-        one = whole.sample(KEY, u, batch_size, 3, 0.9)
-        two = [h.sample(KEY, u, batch_size, 3, 0.9) for h in halves]
-        assert one.batch_size[0] == batch_size == sum(t.batch_size[0] for t in two)
-        noise_one = whole.sample_normals(KEY, u, batch_size, 1, 3)
-        noise_two = torch.cat([h.sample_normals(KEY, u, batch_size, 1, 3) for h in halves])
-        merged = key_rows(torch.cat(two), noise_two)  # type: ignore[arg-type]
-        assert key_rows(one, noise_one) == merged
+        one = whole.sample(KEY, u, batch_size, 3, 0.9, noise=(2, 3))
+        two = torch.cat([h.sample(KEY, u, batch_size, 3, 0.9, noise=(2, 3)) for h in halves])  # type: ignore[arg-type]
+        assert one.batch_size[0] == batch_size == two.batch_size[0]
+        assert key_rows(one, one["noise"].reshape(batch_size, 6)) == key_rows(two, two["noise"].reshape(batch_size, 6))
     # a different update draws a different minibatch
-    assert not torch.equal(whole.sample_times(KEY, torch.tensor(0), 48), whole.sample_times(KEY, torch.tensor(1), 48))
+    assert not torch.equal(whole.draw(KEY, torch.tensor(0), 48)[0], whole.draw(KEY, torch.tensor(1), 48)[0])
+
+
+def test_the_draws_are_uniform_times_and_standard_normals() -> None:
+    buf = ReplayBuffer(64, obs_of(torch.arange(16)), ["policy"], 1)
+    fill(buf, 50, torch.arange(16))
+    times, normals = buf.draw(KEY, torch.tensor(4), 16 * 500, streams=2, width=5)
+    assert normals.shape == (8000, 2, 5) and times.shape == (8000,)
+    assert int(times.min()) == 0 and int(times.max()) == 49
+    counts = torch.bincount(times, minlength=50).float()
+    assert float(counts.std() / counts.mean()) < 0.15  # ~0.079 expected for 160 draws per slot
+    z = normals.reshape(-1, 10)
+    assert float(z.mean().abs()) < 0.02 and abs(float(z.std()) - 1.0) < 0.02
+    assert float(torch.corrcoef(z.T).fill_diagonal_(0).abs().max()) < 0.06
 
 
 def test_state_round_trip_restores_the_same_samples() -> None:

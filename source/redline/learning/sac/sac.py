@@ -50,8 +50,9 @@ STEP_METRICS = ("critic_loss", "q_mean", "actor_loss", "alpha_loss", "entropy")
 """Per-gradient-step statistics that travel in the gradient all-reduce (the actor's on policy steps only)."""
 _CRITIC_METRICS = 2
 """The first :data:`STEP_METRICS` are the critic's (every step); the others the actor's (policy steps)."""
-NEXT_ACTION_STREAM, ACTION_STREAM = 1, 2
-"""Philox streams of the update's two noise draws (stream 0 draws the sampled time indices)."""
+NEXT_ACTION_NOISE, ACTION_NOISE = 0, 1
+"""The update's two rows of noise per sample (:meth:`.replay.ReplayBuffer.draw`): the target's next action, the
+actor loss's action."""
 
 
 def philox_key(seed: int) -> tuple[int, int]:
@@ -348,14 +349,14 @@ class SAC:
         scale = cfg.actor.action_scale
         batch_size = cfg.batch_size
         reward_scale = None if self.reward_normalizer is None else self.reward_normalizer.scale
-        batch = self.replay.sample(self._key, self._update_index, batch_size, cfg.n_step, cfg.gamma, reward_scale)
+        batch = self.replay.sample(
+            self._key, self._update_index, batch_size, cfg.n_step, cfg.gamma, reward_scale, (2, self.num_actions)
+        )
         share = batch.batch_size[0] / batch_size  # this rank's part of the global minibatch mean
         flat.zero_grad()
         alpha = self.alpha
         with torch.no_grad():
-            noise = self.replay.sample_normals(
-                self._key, self._update_index, batch_size, NEXT_ACTION_STREAM, self.num_actions
-            )
+            noise = batch["noise"][:, NEXT_ACTION_NOISE]
             next_mean, next_log_std = self._dist.split(self._actor_net(batch["next_obs"]))
             next_actions, next_log_prob = squashed_sample(next_mean, next_log_std, noise, scale)
             next_logits = critic.logits(critic.latent(batch["next_obs"]), next_actions, self.precision, self.target_qs)
@@ -372,9 +373,7 @@ class SAC:
             stats[0] += c_loss.detach() * share
             stats[1] += critic.expected(logits.detach()).mean() * share
         if policy_step:
-            noise = self.replay.sample_normals(
-                self._key, self._update_index, batch_size, ACTION_STREAM, self.num_actions
-            )
+            noise = batch["noise"][:, ACTION_NOISE]
             mean, log_std = self._dist.split(self._actor_net(batch["obs"]))
             actions, log_prob = squashed_sample(mean, log_std, noise, scale)
             critic.qs.requires_grad_(False)  # the actor's loss moves the actor only
