@@ -115,8 +115,8 @@ class ReplayBuffer:
     def newest(self, k: int) -> TensorDict:
         """The observation groups of the newest ``k`` writes, flat ``(k * num_envs, ...)`` (normaliser updates)."""
         k = min(k, self.size)
-        slots = [(self.pos - 1 - i) % self.capacity for i in reversed(range(k))]
-        return self.data["obs"][torch.tensor(slots, device=self.device)].reshape(-1)
+        slots = (torch.arange(k, device=self.device) + (self.pos - k)) % self.capacity  # oldest first, no copy
+        return self.data["obs"][slots].reshape(-1)
 
     def local_plan(self, batch_size: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """This rank's share of a global minibatch of ``batch_size``: ``(local env, global env, draw)``, each
@@ -131,50 +131,43 @@ class ReplayBuffer:
             self._plan[batch_size] = tuple(t.to(self.device) for t in (env - self.env_offset, env, draw))  # type: ignore[assignment]
         return self._plan[batch_size]
 
-    def _words(
-        self, key: tuple[int, int], update: torch.Tensor, batch_size: int, stream: int, blocks: int
-    ) -> torch.Tensor:
-        """Philox words ``(b, blocks, 4)`` of counters ``(update, global env, draw, stream * 2^16 + block)``."""
+    def draw(
+        self, key: tuple[int, int], update: torch.Tensor, batch_size: int, streams: int = 0, width: int = 0
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """This rank's share of an update's random draws, in one Philox call: each sample's logical time index
+        (0 = oldest, uniform over the filled slots) and ``streams`` rows of ``width`` standard normals (Box-Muller).
+        A pure function of (key, update, global env id, draw) and the fill level.
+
+        Args:
+            key: the Philox key (two 32-bit words of the seed).
+            update: 0-dim int64 device tensor, the gradient step's index.
+
+        Returns:
+            ``(times (b,) int64, normals (b, streams, width) fp32)``.
+        """
         _, global_env, draw = self.local_plan(batch_size)
-        block = torch.arange(blocks, device=self.device, dtype=torch.int64) + (stream << 16)
+        per_stream = -(-width // 4)  # 4 normals per counter
+        blocks = 1 + streams * per_stream  # counter word 3: block 0 the time index, then the normals
         shape = (draw.shape[0], blocks)
         counter = torch.stack(
             (
                 (update.to(torch.int64) & MASK32).expand(shape),
                 global_env.unsqueeze(-1).expand(shape),
                 draw.unsqueeze(-1).expand(shape),
-                block.expand(shape),
+                torch.arange(blocks, device=self.device, dtype=torch.int64).expand(shape),
             ),
             dim=-1,
         )
-        return philox4x32(counter, key)
-
-    def sample_normals(
-        self, key: tuple[int, int], update: torch.Tensor, batch_size: int, stream: int, width: int
-    ) -> torch.Tensor:
-        """Standard normals ``(b, width)`` for this rank's share of the minibatch (Box-Muller on Philox words), a
-        pure function of (key, update, global env id, draw, ``stream`` ≥ 1)."""
-        words = self._words(key, update, batch_size, stream, -(-width // 4))
-        b = words.shape[0]
-        words = words.reshape(-1, 2, 2)
-        u1 = to_unit_float(words[..., 0]).mul(-1.0).add(1.0)  # (0, 1]: log stays finite
-        u2 = to_unit_float(words[..., 1])
+        words = philox4x32(counter, key)  # (b, blocks, 4)
+        times = (words[:, 0, 0] * self._size_t) >> 32  # ⌊w · size / 2^32⌋ ∈ [0, size)
+        pairs = words[:, 1:].reshape(shape[0], streams, per_stream * 2, 2)
+        u1 = to_unit_float(pairs[..., 0]).mul(-1.0).add(1.0)  # (0, 1]: the log stays finite
+        u2 = to_unit_float(pairs[..., 1])
         # z = sqrt(−2 ln u1) · (cos 2π u2, sin 2π u2)
         radius = torch.sqrt(-2.0 * torch.log(u1))
         angle = (2.0 * torch.pi) * u2
-        z = torch.stack((radius * torch.cos(angle), radius * torch.sin(angle)), dim=-1)
-        return z.reshape(b, -1)[:, :width]
-
-    def sample_times(self, key: tuple[int, int], update: torch.Tensor, batch_size: int) -> torch.Tensor:
-        """Logical time indices (0 = oldest) of this rank's share, ``(b,)`` int64, uniform over the filled slots:
-        a pure function of (key, update, global env id, draw) and the fill level.
-
-        Args:
-            key: the Philox key (two 32-bit words of the seed).
-            update: 0-dim int64 device tensor, the gradient step's index.
-        """
-        word = self._words(key, update, batch_size, 0, 1)[:, 0, 0]
-        return (word * self._size_t) >> 32  # ⌊w · size / 2^32⌋ ∈ [0, size)
+        normals = torch.stack((radius * torch.cos(angle), radius * torch.sin(angle)), dim=-1)
+        return times, normals.reshape(shape[0], streams, per_stream * 4)[..., :width]
 
     def sample(
         self,
@@ -184,6 +177,7 @@ class ReplayBuffer:
         n_step: int,
         gamma: float,
         reward_scale: torch.Tensor | None = None,
+        noise: tuple[int, int] = (0, 0),
     ) -> TensorDict:
         """This rank's share of global minibatch ``update``, with n-step returns.
 
@@ -194,10 +188,11 @@ class ReplayBuffer:
         Returns:
             batch ``[b]``: ``obs`` (groups), ``actions`` ``(b, A)``, ``rewards`` ``(b,)`` = Σ_k γ^k r_{t+k} (times
             ``reward_scale`` when given), ``discounts`` ``(b,)`` = γ^m (0 after a termination), ``next_obs`` (the
-            groups at the bootstrap state).
+            groups at the bootstrap state) and, for ``noise=(streams, width)``, ``noise`` ``(b, streams, width)``
+            standard normals (:meth:`draw`).
         """
         env, _, _ = self.local_plan(batch_size)
-        t = self.sample_times(key, update, batch_size)
+        t, normals = self.draw(key, update, batch_size, *noise)
         offsets = torch.arange(n_step, device=self.device)
         logical = t.unsqueeze(-1) + offsets  # (b, n)
         valid = logical < self._size_t
@@ -227,6 +222,7 @@ class ReplayBuffer:
                 "rewards": returns,
                 "discounts": discounts,
                 "next_obs": d["next_obs"].apply(lambda x: x[last_phys, env], batch_size=[t.shape[0]]),
+                "noise": normals,
             },
             batch_size=[t.shape[0]],
             device=self.device,

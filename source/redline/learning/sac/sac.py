@@ -34,6 +34,7 @@ from redline.learning.precision import Precision
 from redline.learning.sac.flat_params import FlatParams
 from redline.learning.sac.networks import DistributionalCritic, TanhGaussian, build_actor, squashed_sample
 from redline.learning.sac.replay import ReplayBuffer
+from redline.learning.sac.reward_norm import RewardNormalizer
 from redline.learning.sac.sac_config import SACConfig
 from redline.learning.sac.sac_losses import (
     actor_loss,
@@ -49,8 +50,15 @@ STEP_METRICS = ("critic_loss", "q_mean", "actor_loss", "alpha_loss", "entropy")
 """Per-gradient-step statistics that travel in the gradient all-reduce (the actor's on policy steps only)."""
 _CRITIC_METRICS = 2
 """The first :data:`STEP_METRICS` are the critic's (every step); the others the actor's (policy steps)."""
-NEXT_ACTION_STREAM, ACTION_STREAM = 1, 2
-"""Philox streams of the update's two noise draws (stream 0 draws the sampled time indices)."""
+NEXT_ACTION_NOISE, ACTION_NOISE = 0, 1
+"""The update's two rows of noise per sample (:meth:`.replay.ReplayBuffer.draw`): the target's next action, the
+actor loss's action."""
+
+
+def philox_key(seed: int) -> tuple[int, int]:
+    """The Philox key of a run's minibatch and update-noise draws (the seed plan's minibatch seed, two words)."""
+    minibatch = seed_plan(seed).minibatch
+    return (minibatch & MASK32, (minibatch >> 32) & MASK32)
 
 
 class SAC:
@@ -123,8 +131,14 @@ class SAC:
             env_offset=self.env_offset,
             global_num_envs=self.global_num_envs,
         )
+        self.reward_normalizer = (
+            RewardNormalizer(self.num_envs, cfg.gamma, cfg.reward_norm_max_return, self.device)
+            if cfg.reward_normalization
+            else None
+        )
+        """FlashSAC-style reward scale (:mod:`.reward_norm`), or None."""
         self.seed = seed
-        self._key = (seeds.minibatch & MASK32, (seeds.minibatch >> 32) & MASK32)
+        self._key = philox_key(seed)
         """The Philox key of the minibatch and update-noise draws: the same on every rank."""
         self.noise_generator = torch.Generator(device=self.device)
         """Draws the exploration noise when :attr:`action_noise` is None; seeded by (seed, global rank)."""
@@ -148,6 +162,7 @@ class SAC:
         step."""
         self._mean_reward = torch.zeros((), device=self.device)
         self._reward_sum = torch.zeros((), device=self.device)
+        self.replay.local_plan(cfg.batch_size)  # the sampling plan's one host-to-device copy, here, not in update()
         self.sync_replicas()
 
     @classmethod
@@ -263,6 +278,8 @@ class SAC:
             }
         rewards = rewards.to(self.device).reshape(-1)
         self.replay.add(obs, actions, rewards, done, time_outs, true_next)
+        if self.reward_normalizer is not None:
+            self.reward_normalizer.observe(rewards, done)
         self._reward_sum += rewards.mean()
         self._new_steps += 1
 
@@ -285,6 +302,8 @@ class SAC:
         """
         cfg = self.cfg
         self._update_obs_normalizers()
+        if self.reward_normalizer is not None:
+            self.reward_normalizer.update(self.comm)
         steps = cfg.num_steps_per_env * cfg.updates_per_step if self.replay.steps >= cfg.learning_starts else 0
         sums = torch.zeros(len(STEP_METRICS), device=self.device)
         policy_steps = 0
@@ -293,11 +312,8 @@ class SAC:
             sums += self._gradient_step(policy)
             policy_steps += int(policy)
             self.gradient_steps += 1
-        counts = torch.tensor(
-            [max(steps, 1)] * _CRITIC_METRICS + [max(policy_steps, 1)] * (len(STEP_METRICS) - _CRITIC_METRICS),
-            dtype=torch.float32,
-        ).to(self.device)
-        metrics = dict(zip(STEP_METRICS, (sums / counts).unbind(), strict=True))
+        means = torch.cat((sums[:_CRITIC_METRICS] / max(steps, 1), sums[_CRITIC_METRICS:] / max(policy_steps, 1)))
+        metrics = dict(zip(STEP_METRICS, means.unbind(), strict=True))
         self._dist.set_std(self._std.clone())
         metrics.update(
             alpha=self.alpha,
@@ -305,7 +321,7 @@ class SAC:
             critic_grad_norm=self._grad_norms[1],
             action_std=self._std.mean(),
             mean_reward=self._reward_sum / max(self._new_steps, 1),
-            gradient_steps=torch.tensor(float(steps)).to(self.device),
+            gradient_steps=torch.full((), float(steps), device=self.device),  # a fill: no host-to-device copy
         )
         self._reward_sum = torch.zeros((), device=self.device)
         self._new_steps = 0
@@ -332,14 +348,15 @@ class SAC:
         cfg, flat, critic = self.cfg, self.flat, self.critic
         scale = cfg.actor.action_scale
         batch_size = cfg.batch_size
-        batch = self.replay.sample(self._key, self._update_index, batch_size, cfg.n_step, cfg.gamma)
+        reward_scale = None if self.reward_normalizer is None else self.reward_normalizer.scale
+        batch = self.replay.sample(
+            self._key, self._update_index, batch_size, cfg.n_step, cfg.gamma, reward_scale, (2, self.num_actions)
+        )
         share = batch.batch_size[0] / batch_size  # this rank's part of the global minibatch mean
         flat.zero_grad()
         alpha = self.alpha
         with torch.no_grad():
-            noise = self.replay.sample_normals(
-                self._key, self._update_index, batch_size, NEXT_ACTION_STREAM, self.num_actions
-            )
+            noise = batch["noise"][:, NEXT_ACTION_NOISE]
             next_mean, next_log_std = self._dist.split(self._actor_net(batch["next_obs"]))
             next_actions, next_log_prob = squashed_sample(next_mean, next_log_std, noise, scale)
             next_logits = critic.logits(critic.latent(batch["next_obs"]), next_actions, self.precision, self.target_qs)
@@ -356,9 +373,7 @@ class SAC:
             stats[0] += c_loss.detach() * share
             stats[1] += critic.expected(logits.detach()).mean() * share
         if policy_step:
-            noise = self.replay.sample_normals(
-                self._key, self._update_index, batch_size, ACTION_STREAM, self.num_actions
-            )
+            noise = batch["noise"][:, ACTION_NOISE]
             mean, log_std = self._dist.split(self._actor_net(batch["obs"]))
             actions, log_prob = squashed_sample(mean, log_std, noise, scale)
             critic.qs.requires_grad_(False)  # the actor's loss moves the actor only
@@ -420,6 +435,7 @@ class SAC:
                 "noise_generator": self.noise_generator.get_state(),
                 "gradient_steps": self.gradient_steps,
                 "seed": self.seed,
+                "reward_normalizer": None if self.reward_normalizer is None else self.reward_normalizer.state_dict(),
             },
         }
 
@@ -440,6 +456,10 @@ class SAC:
             self.replay.load_state_dict(extra["replay"])
             self.noise_generator.set_state(extra["noise_generator"].cpu())
             self.gradient_steps = int(extra["gradient_steps"])
+            self.seed = int(extra["seed"])  # the minibatch draws continue the checkpoint's sequence
+            self._key = philox_key(self.seed)
             self._update_index.fill_(self.gradient_steps)
+            if self.reward_normalizer is not None and extra.get("reward_normalizer") is not None:
+                self.reward_normalizer.load_state_dict(extra["reward_normalizer"])
         self.flat.bind_grads()
         self.sync_replicas()
