@@ -119,7 +119,7 @@ class RedlineEnvMixin:
     def step(self, action: torch.Tensor) -> tuple[Any, ...]:
         """Isaac Lab's step; with the task's ``final_observation`` on, its extras carry :data:`FINAL_OBSERVATION`."""
         cfg: Any = self.cfg  # type: ignore[attr-defined]
-        if not cfg.final_observation:
+        if not getattr(cfg, "final_observation", False):  # a user's task config may lack the field
             return super().step(action)  # type: ignore[misc]
         self._capturing_final, self._before_reset = True, None
         try:
