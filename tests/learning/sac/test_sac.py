@@ -208,3 +208,19 @@ def test_bf16_bodies_keep_fp32_heads_and_train() -> None:
     assert logits.dtype == torch.float32 and alg.flat.flat_param.dtype == torch.float32
     fp32 = alg.critic.logits(alg.critic.latent(obs), torch.zeros(8, 1), dataclasses.replace(alg.precision, mode="fp32"))
     assert not torch.equal(logits, fp32) and torch.allclose(logits, fp32, atol=0.1)
+
+
+def test_a_non_finite_gradient_skips_the_step_everywhere() -> None:
+    """A NaN reward poisons the sampled targets: those steps move no weight, moment or target and are counted."""
+    env = ReachEnv(8)
+    alg = SAC.from_env(env, tiny_cfg(), seed=0)
+    obs, _ = train(alg, env, 2)
+    alg.replay.data["rewards"].fill_(float("nan"))
+    before = params(alg)
+    optim = alg.critic_optimizer.state_dict()["state"]
+    _, metrics = train(alg, env, 1, obs)  # the new step's reward is finite, the sampled windows are not
+    assert float(metrics["skipped_steps"]) == float(metrics["gradient_steps"]) == 4.0
+    assert torch.equal(params(alg), before)
+    assert all(
+        torch.equal(v, optim[i][k]) for i, s in alg.critic_optimizer.state_dict()["state"].items() for k, v in s.items()
+    )

@@ -51,6 +51,12 @@ def test_projection_matches_the_reference_conserves_mass_and_clips() -> None:
     assert far[0, 2] == pytest.approx(float(probs[0, 4]))
 
 
+def test_a_nan_position_gives_nan_mass_not_an_index_error() -> None:
+    probs = torch.full((1, K), 1.0 / K)
+    out = categorical_projection(torch.tensor([[0.0, float("nan"), 1.0, 2.0, 9.0]]), probs, V_MIN, V_MAX)
+    assert bool(out.isnan().any())
+
+
 def test_target_keeps_the_critic_with_the_smaller_mean_and_shifts_its_atoms() -> None:
     support = torch.linspace(V_MIN, V_MAX, K)
     gen = torch.Generator().manual_seed(1)

@@ -119,6 +119,20 @@ class SAC:
         self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_learning_rate, fused=fused)
         self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_learning_rate, fused=fused)
         self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=cfg.alpha_learning_rate, fused=fused)
+        self._target_flat = torch.cat([p.detach().reshape(-1) for p in self.target_qs.parameters()])
+        """The target critic's parameters as one buffer (they are views of it), laid out as the critic's segment of
+        :attr:`flat` (the critic's parameters are its two Q networks')."""
+        offset = 0
+        for p in self.target_qs.parameters():
+            p.data = self._target_flat[offset : offset + p.numel()].view_as(p)
+            offset += p.numel()
+        self._found_inf = torch.zeros((), device=self.device)
+        """1.0 where this step's reduced gradient is not finite: every optimizer then skips it (Adam's ``found_inf``,
+        the protocol of ``GradScaler``; the fused kernel returns before touching anything)."""
+        self._skipped = torch.zeros((), device=self.device)
+        """Gradient steps skipped on a non-finite gradient this iteration."""
+        for optimizer in (self.actor_optimizer, self.critic_optimizer, self.alpha_optimizer):
+            optimizer.found_inf = self._found_inf  # type: ignore[attr-defined]  # read by Adam.step
         self._actor_net = PrecisionNet(self.actor, self.precision)
         self._dist: TanhGaussian = self.actor.distribution  # type: ignore[assignment]
         self._groups = tuple(dict.fromkeys(cfg.actor.obs_groups + cfg.critic.obs_groups))
@@ -183,7 +197,7 @@ class SAC:
     def _synced_tensors(self) -> list[torch.Tensor]:
         return [
             self.flat.flat_param,
-            *self.target_qs.parameters(),
+            self._target_flat,
             *self.actor.buffers(),
             *[b for b in self.critic.buffers() if b is not self.critic.support],
         ]
@@ -196,9 +210,7 @@ class SAC:
     def check_replicas(self) -> None:
         """Raise :class:`~redline.learning.distributed.ReplicaDivergedError` unless all ranks hold the same
         parameters (one all-reduce; a no-op in a single process)."""
-        self.comm.check_replicas(
-            torch.cat([self.flat.flat_param, *(p.reshape(-1) for p in self.target_qs.parameters())])
-        )
+        self.comm.check_replicas(torch.cat([self.flat.flat_param, self._target_flat]))
 
     # ---------------------------------------------------------------------------------------------------------------
     # Acting
@@ -298,7 +310,8 @@ class SAC:
             learning starts), ``alpha``, ``actor_grad_norm`` (of the last policy step) and ``critic_grad_norm`` (of
             the last step), before clipping,
             ``action_std`` (mean exploration std of the last policy step), ``mean_reward`` (of the iteration's
-            steps) and ``gradient_steps`` (taken this iteration).
+            steps), ``gradient_steps`` (run this iteration) and ``skipped_steps`` (of those, skipped on a
+            non-finite gradient: no weight, moment or target moved).
         """
         cfg = self.cfg
         self._update_obs_normalizers()
@@ -322,7 +335,9 @@ class SAC:
             action_std=self._std.mean(),
             mean_reward=self._reward_sum / max(self._new_steps, 1),
             gradient_steps=torch.full((), float(steps), device=self.device),  # a fill: no host-to-device copy
+            skipped_steps=self._skipped.clone(),
         )
+        self._skipped.zero_()
         self._reward_sum = torch.zeros((), device=self.device)
         self._new_steps = 0
         return metrics
@@ -393,6 +408,9 @@ class SAC:
             if reduced is not flat.reduce_buffer:
                 flat.reduce_buffer.copy_(reduced)
         norms = flat.grad_norms()
+        # the same on every rank (computed after the all-reduce): a NaN or Inf anywhere skips the whole step
+        self._found_inf.copy_(~torch.isfinite(norms.sum()))
+        self._skipped += self._found_inf
         self._grad_norms.copy_(norms if policy_step else torch.cat((self._grad_norms[:1], norms[1:])))
         if cfg.max_grad_norm is not None:
             flat.clip_(cfg.max_grad_norm, norms, which=(0, 1))
@@ -400,9 +418,10 @@ class SAC:
         if policy_step:
             self.actor_optimizer.step()
             self.alpha_optimizer.step()
-        with torch.no_grad():
+        with torch.no_grad():  # a skipped step leaves the target as it was too
             # θ' ← θ' + τ (θ − θ')
-            torch._foreach_lerp_(list(self.target_qs.parameters()), list(critic.qs.parameters()), cfg.tau)
+            tau = (1.0 - self._found_inf) * cfg.tau
+            self._target_flat.lerp_(flat.flat_param[flat.segments[1]], tau)  # one kernel, a device weight
         self._update_index += 1
         return stats.clone()
 

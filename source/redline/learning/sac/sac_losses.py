@@ -24,7 +24,8 @@ def categorical_projection(atoms: torch.Tensor, probs: torch.Tensor, v_min: floa
     delta = (v_max - v_min) / (num_atoms - 1)
     # b = (clip(Tz, v_min, v_max) − v_min) / Δz; p splits onto l = ⌊b⌋ with weight (l + 1 − b) and l + 1 with (b − l)
     b = (atoms.clamp(v_min, v_max) - v_min) / delta
-    lower = b.floor().clamp(0, num_atoms - 1)
+    # a NaN position indexes atom 0 but carries NaN mass (w_upper below), so the loss turns NaN and the step is skipped
+    lower = b.nan_to_num(0.0).floor().clamp(0, num_atoms - 1)
     upper = (lower + 1).clamp(max=num_atoms - 1)
     w_upper = b - lower  # 0 where b sits on an atom (then lower == b and the whole mass goes there)
     out = torch.zeros_like(probs)
