@@ -3,9 +3,9 @@
 A learner's iteration is ``num_steps_per_env`` x (act -> ``env.step`` -> record) under ``torch.inference_mode``,
 then the returns, then the update. :func:`rollout` is that loop for any learner (rsl_rl's runs through it in
 ``redline bench learner``); :func:`collect_rollout` and :func:`train_iteration` bind it to a redline learner,
-:class:`~redline.learning.ppo.PPO` or :class:`~redline.learning.sac.SAC`. An optional phase timer sees the env
-steps (``"env"``), the returns (``"gae"``) and the update (``"update"``); without one nothing is timed and nothing
-is read from the device.
+:class:`~redline.learning.ppo.PPO` or an :class:`OffPolicyLearner` (:class:`redline.learning.sac.SAC`). An optional
+phase timer sees the env steps (``"env"``), the returns (``"gae"``) and the update (``"update"``); without one
+nothing is timed and nothing is read from the device.
 """
 
 from __future__ import annotations
@@ -14,19 +14,35 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from tensordict import TensorDict
 
 from redline.learning.ppo import PPO
-from redline.learning.sac import SAC
 
 PhaseTimer = Callable[[str], AbstractContextManager[Any]]
 """``timer(phase)`` returns a context manager around one occurrence of ``phase`` (``env``, ``gae``, ``update``)."""
 
 StepHook = Callable[[torch.Tensor, torch.Tensor, dict[str, Any]], None]
 """``on_step(rewards, dones, extras)``, called after every env step (e.g. episode statistics on the device)."""
+
+
+class OffPolicyLearner(Protocol):
+    """What the rollout calls on an off-policy learner (:class:`redline.learning.sac.SAC`, which this module does
+    not import): PPO's calls, but each step is recorded with its next observation."""
+
+    cfg: Any
+
+    def act(self, obs: TensorDict) -> torch.Tensor: ...
+
+    def process_env_step(
+        self, next_obs: TensorDict, rewards: torch.Tensor, dones: torch.Tensor, extras: Any
+    ) -> None: ...
+
+    def compute_returns(self, obs: TensorDict) -> None: ...
+
+    def update(self) -> dict[str, torch.Tensor]: ...
 
 
 def no_timer(phase: str) -> AbstractContextManager[None]:
@@ -102,7 +118,11 @@ def rollout(
 
 
 def collect_rollout(
-    alg: PPO | SAC, env: Any, obs: TensorDict, timer: PhaseTimer = no_timer, on_step: StepHook | None = None
+    alg: PPO | OffPolicyLearner,
+    env: Any,
+    obs: TensorDict,
+    timer: PhaseTimer = no_timer,
+    on_step: StepHook | None = None,
 ) -> TensorDict:
     """:func:`rollout` of ``alg.cfg.num_steps_per_env`` steps with a redline learner (PPO: its storage must be
     empty; SAC: each transition goes to its replay, with the step's next observation).
@@ -127,7 +147,11 @@ def collect_rollout(
 
 
 def train_iteration(
-    alg: PPO | SAC, env: Any, obs: TensorDict, timer: PhaseTimer = no_timer, on_step: StepHook | None = None
+    alg: PPO | OffPolicyLearner,
+    env: Any,
+    obs: TensorDict,
+    timer: PhaseTimer = no_timer,
+    on_step: StepHook | None = None,
 ) -> tuple[TensorDict, dict[str, torch.Tensor]]:
     """:func:`collect_rollout` then :meth:`PPO.update` (timed as ``update``); returns the next observation and the
     update's 0-dim metrics (device tensors)."""
