@@ -12,6 +12,11 @@ stale, the price of one all-reduce per step).
 Nothing in :meth:`SAC.update` reads a device value on the host: the step's branching (policy step or not, learning
 started or not) follows host counters, the sampled indices and the exploration noise of the update come from
 counter-based Philox draws on the device, and the metrics are returned as 0-dim device tensors.
+
+The hook for CUDA-graph capture is :meth:`SAC._gradient_step`: for each value of its one host argument (a policy step
+or a critic-only step) it runs a fixed sequence of kernels on tensors at fixed addresses (the replay, the flat
+parameter / gradient / target buffers, the update counter, the skip flag), so it could be recorded as two graphs and
+replayed; that needs ``capturable=True`` optimizers on CUDA and is not done here (no GPU to test it on).
 """
 
 from __future__ import annotations
