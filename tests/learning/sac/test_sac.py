@@ -110,6 +110,26 @@ def test_checkpoint_round_trip_continues_bitwise() -> None:
     assert {k: float(v) for k, v in m_a.items()} == {k: float(v) for k, v in m_b.items()}
 
 
+def test_a_ranks_own_state_round_trips_on_the_cpu() -> None:
+    """What a data-parallel checkpoint gathers from each rank (its replay, generator, running returns) restores it."""
+    env = ReachEnv(8)
+    alg = SAC.from_env(env, tiny_cfg(reward_normalization=True), seed=5)
+    train(alg, env, 3)
+    state = alg.rank_state_dict()
+    assert all(v.device.type == "cpu" for v in state["replay"]["data"].values())
+    other = SAC.from_env(ReachEnv(8), tiny_cfg(reward_normalization=True), seed=6)
+    other.load_rank_state_dict(state)
+    assert (other.replay.data == alg.replay.data).all()
+    assert (other.replay.pos, other.replay.size, other.replay.steps) == (
+        alg.replay.pos,
+        alg.replay.size,
+        alg.replay.steps,
+    )
+    assert torch.equal(other.noise_generator.get_state(), alg.noise_generator.get_state())
+    assert other.reward_normalizer is not None and alg.reward_normalizer is not None
+    assert torch.equal(other.reward_normalizer.returns, alg.reward_normalizer.returns)
+
+
 def test_checkpoint_without_replay_is_smaller_and_starts_over() -> None:
     env = ReachEnv(8)
     alg = SAC.from_env(env, tiny_cfg(save_replay=False), seed=5)

@@ -463,6 +463,33 @@ class SAC:
             },
         }
 
+    def rank_state_dict(self) -> dict[str, Any]:
+        """This rank's own part of the state, as CPU copies: its envs' replay (unless ``save_replay`` is False), its
+        exploration generator and its envs' running returns (reward normalisation). :meth:`state_dict` holds the
+        calling rank's; a data-parallel checkpoint gathers every rank's (``Communicator.gather_objects``) and gives
+        each its own back with :meth:`load_rank_state_dict`."""
+        replay = self.replay.state_dict(with_data=self.cfg.save_replay)
+        if replay["data"] is not None:
+            replay["data"] = {k: v.cpu() for k, v in TensorDict(replay["data"]).flatten_keys(".").items()}
+        norm = self.reward_normalizer
+        return {
+            "replay": replay,
+            "noise_generator": self.noise_generator.get_state(),
+            "reward_returns": None if norm is None else norm.returns.cpu(),
+            "reward_batch": None if norm is None else norm.batch.cpu(),
+        }
+
+    def load_rank_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`rank_state_dict` (this rank's replay, exploration generator, running returns)."""
+        replay = dict(state["replay"])
+        if replay["data"] is not None:
+            replay["data"] = TensorDict(dict(replay["data"])).unflatten_keys(".").to_dict()
+        self.replay.load_state_dict(replay)
+        self.noise_generator.set_state(state["noise_generator"].cpu())
+        if self.reward_normalizer is not None and state.get("reward_returns") is not None:
+            self.reward_normalizer.returns.copy_(state["reward_returns"])
+            self.reward_normalizer.batch.copy_(state["reward_batch"])
+
     def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:
         """Restore :meth:`state_dict` (a checkpoint without the ``"sac"`` part loads the actor and critic only)."""
         with torch.no_grad():
