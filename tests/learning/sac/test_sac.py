@@ -9,6 +9,7 @@ import time
 import pytest
 import torch
 
+from redline.bench.shapes import negation_mirror
 from redline.errors import UserError
 from redline.learning.distributed import Communicator
 from redline.learning.sac import SAC
@@ -244,3 +245,23 @@ def test_a_non_finite_gradient_skips_the_step_everywhere() -> None:
     assert all(
         torch.equal(v, optim[i][k]) for i, s in alg.critic_optimizer.state_dict()["state"].items() for k, v in s.items()
     )
+
+
+def duplicate(env, obs=None, actions=None):  # type: ignore[no-untyped-def]
+    """A trivial "mirror": every sample twice (rsl_rl's data_augmentation_func contract)."""
+    return (None if obs is None else torch.cat([obs, obs])), (
+        None if actions is None else torch.cat([actions, actions])
+    )
+
+
+def test_symmetry_augmentation_trains_on_the_mirror_images_too() -> None:
+    """Duplicating every sample leaves the minibatch mean, hence the update, as it was; a real mirror changes it."""
+    runs = {}
+    for name, mirror in (("none", None), ("duplicate", duplicate), ("negate", negation_mirror)):
+        env = ReachEnv(8)
+        alg = SAC.from_env(env, tiny_cfg(), seed=2)
+        alg.symmetry = mirror
+        train(alg, env, 3)
+        runs[name] = params(alg)
+    torch.testing.assert_close(runs["duplicate"], runs["none"], rtol=1e-5, atol=1e-6)
+    assert not torch.allclose(runs["negate"], runs["none"], atol=1e-4)

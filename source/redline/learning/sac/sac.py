@@ -165,6 +165,12 @@ class SAC:
         self.action_noise: Callable[[], torch.Tensor] | None = None
         """Source of the ``(N, A)`` standard-normal exploration noise; None: :attr:`noise_generator`. Set it to the
         env's per-env streams (:func:`redline.seeding.plan.bind_action_noise`) for partition-invariant exploration."""
+        self.symmetry: Callable[..., tuple[Any, Any]] | None = None
+        """Symmetry augmentation: rsl_rl's ``data_augmentation_func(env=, obs=, actions=)`` (the originals first,
+        then their mirrored copies), or None. Each sampled minibatch then trains on itself and its mirror images
+        (observations, next observations and actions mirrored; rewards and discounts repeated)."""
+        self.symmetry_env: Any = None
+        """The ``env`` argument handed to :attr:`symmetry`."""
         self.gradient_steps = 0
         """Gradient steps taken (host int: decides the policy steps)."""
         self._update_index = torch.zeros((), dtype=torch.int64, device=self.device)
@@ -373,6 +379,8 @@ class SAC:
             self._key, self._update_index, batch_size, cfg.n_step, cfg.gamma, reward_scale, (2, self.num_actions)
         )
         share = batch.batch_size[0] / batch_size  # this rank's part of the global minibatch mean
+        if self.symmetry is not None:  # every rank augments its share by the same factor: the share stays
+            batch = self._mirrored(batch)
         flat.zero_grad()
         alpha = self.alpha
         with torch.no_grad():
@@ -429,6 +437,25 @@ class SAC:
             self._target_flat.lerp_(flat.flat_param[flat.segments[1]], tau)  # one kernel, a device weight
         self._update_index += 1
         return stats.clone()
+
+    def _mirrored(self, batch: TensorDict) -> TensorDict:
+        """``batch`` and its mirror images (:attr:`symmetry`), batch ``[k b]``."""
+        assert self.symmetry is not None
+        obs, actions = self.symmetry(env=self.symmetry_env, obs=batch["obs"], actions=batch["actions"])
+        next_obs, _ = self.symmetry(env=self.symmetry_env, obs=batch["next_obs"], actions=None)
+        copies = actions.shape[0] // batch.batch_size[0]
+        return TensorDict(
+            {
+                "obs": obs,
+                "next_obs": next_obs,
+                "actions": actions,
+                "rewards": batch["rewards"].repeat(copies),
+                "discounts": batch["discounts"].repeat(copies),
+                "noise": batch["noise"].repeat(copies, 1, 1),
+            },
+            batch_size=[actions.shape[0]],
+            device=self.device,
+        )
 
     # ---------------------------------------------------------------------------------------------------------------
     # Checkpoints
