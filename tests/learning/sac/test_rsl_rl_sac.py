@@ -8,6 +8,7 @@ import pytest
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
+from redline.bench.shapes import negation_mirror
 from redline.errors import UserError
 from redline.learning.sac import CLASS_PATH
 from redline.learning.sac.rsl_rl_sac import SAC as DropIn
@@ -62,3 +63,13 @@ def test_a_ppo_checkpoint_is_refused() -> None:
     with pytest.raises(UserError, match=rf"^checkpoint: not one of the off-policy learner \(algorithm\.class_name="
                        rf"{CLASS_PATH}\)"):  # fmt: skip
         alg.load({"actor_state_dict": {}, "critic_state_dict": {}, "optimizer_state_dict": {}})
+
+
+def test_symmetry_cfg_augments_and_a_mirror_loss_is_refused() -> None:
+    env = ReachEnv(8)
+    symmetry = {"use_data_augmentation": True, "data_augmentation_func": "redline.bench.shapes:negation_mirror"}
+    alg = DropIn.construct_algorithm(env.get_observations(), env, rsl_rl_train_cfg(symmetry_cfg=symmetry), "cpu")
+    assert alg.learner.symmetry is negation_mirror and alg.learner.symmetry_env is env
+    with pytest.raises(UserError, match=r"^algorithm\.symmetry_cfg\.use_mirror_loss: not taken"):
+        cfg = rsl_rl_train_cfg(symmetry_cfg=symmetry | {"use_mirror_loss": True})
+        DropIn.construct_algorithm(env.get_observations(), env, cfg, "cpu")

@@ -9,6 +9,7 @@ import time
 import pytest
 import torch
 
+from redline.bench.shapes import negation_mirror
 from redline.errors import UserError
 from redline.learning.distributed import Communicator
 from redline.learning.sac import SAC
@@ -108,6 +109,26 @@ def test_checkpoint_round_trip_continues_bitwise() -> None:
     assert torch.equal(params(alg), params(other))
     assert (alg.replay.data == other.replay.data).all()
     assert {k: float(v) for k, v in m_a.items()} == {k: float(v) for k, v in m_b.items()}
+
+
+def test_a_ranks_own_state_round_trips_on_the_cpu() -> None:
+    """What a data-parallel checkpoint gathers from each rank (its replay, generator, running returns) restores it."""
+    env = ReachEnv(8)
+    alg = SAC.from_env(env, tiny_cfg(reward_normalization=True), seed=5)
+    train(alg, env, 3)
+    state = alg.rank_state_dict()
+    assert all(v.device.type == "cpu" for v in state["replay"]["data"].values())
+    other = SAC.from_env(ReachEnv(8), tiny_cfg(reward_normalization=True), seed=6)
+    other.load_rank_state_dict(state)
+    assert (other.replay.data == alg.replay.data).all()
+    assert (other.replay.pos, other.replay.size, other.replay.steps) == (
+        alg.replay.pos,
+        alg.replay.size,
+        alg.replay.steps,
+    )
+    assert torch.equal(other.noise_generator.get_state(), alg.noise_generator.get_state())
+    assert other.reward_normalizer is not None and alg.reward_normalizer is not None
+    assert torch.equal(other.reward_normalizer.returns, alg.reward_normalizer.returns)
 
 
 def test_checkpoint_without_replay_is_smaller_and_starts_over() -> None:
@@ -224,3 +245,23 @@ def test_a_non_finite_gradient_skips_the_step_everywhere() -> None:
     assert all(
         torch.equal(v, optim[i][k]) for i, s in alg.critic_optimizer.state_dict()["state"].items() for k, v in s.items()
     )
+
+
+def duplicate(env, obs=None, actions=None):  # type: ignore[no-untyped-def]
+    """A trivial "mirror": every sample twice (rsl_rl's data_augmentation_func contract)."""
+    return (None if obs is None else torch.cat([obs, obs])), (
+        None if actions is None else torch.cat([actions, actions])
+    )
+
+
+def test_symmetry_augmentation_trains_on_the_mirror_images_too() -> None:
+    """Duplicating every sample leaves the minibatch mean, hence the update, as it was; a real mirror changes it."""
+    runs = {}
+    for name, mirror in (("none", None), ("duplicate", duplicate), ("negate", negation_mirror)):
+        env = ReachEnv(8)
+        alg = SAC.from_env(env, tiny_cfg(), seed=2)
+        alg.symmetry = mirror
+        train(alg, env, 3)
+        runs[name] = params(alg)
+    torch.testing.assert_close(runs["duplicate"], runs["none"], rtol=1e-5, atol=1e-6)
+    assert not torch.allclose(runs["negate"], runs["none"], atol=1e-4)

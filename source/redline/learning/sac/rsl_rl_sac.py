@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 from rsl_rl.models import MLPModel
-from rsl_rl.utils import resolve_obs_groups
+from rsl_rl.utils import resolve_callable, resolve_obs_groups
 from tensordict import TensorDict
 
 from redline.errors import UserError
@@ -79,6 +79,15 @@ class SAC:
             comm = Communicator.from_process_group(device, DIST_TIMEOUT_S)
         learner = RedlineSAC(obs, env.num_actions, sac_cfg, device=device, seed=int(cfg.get("seed", 0)), comm=comm)
         bind_action_noise(learner, env)
+        symmetry = plain.get("algorithm", {}).get("symmetry_cfg")
+        if symmetry:
+            if symmetry.get("use_mirror_loss"):
+                raise UserError("algorithm.symmetry_cfg.use_mirror_loss: not taken by the off-policy learner (valid: "
+                                "False; use_data_augmentation=True augments its minibatches)")  # fmt: skip
+            if symmetry.get("use_data_augmentation"):
+                func = symmetry.get("data_augmentation_func")
+                learner.symmetry = resolve_callable(func) if isinstance(func, str) else func
+                learner.symmetry_env = env
         return cls(learner, env)
 
     # the rollout -------------------------------------------------------------------------------------------------

@@ -12,6 +12,11 @@ stale, the price of one all-reduce per step).
 Nothing in :meth:`SAC.update` reads a device value on the host: the step's branching (policy step or not, learning
 started or not) follows host counters, the sampled indices and the exploration noise of the update come from
 counter-based Philox draws on the device, and the metrics are returned as 0-dim device tensors.
+
+The hook for CUDA-graph capture is :meth:`SAC._gradient_step`: for each value of its one host argument (a policy step
+or a critic-only step) it runs a fixed sequence of kernels on tensors at fixed addresses (the replay, the flat
+parameter / gradient / target buffers, the update counter, the skip flag), so it could be recorded as two graphs and
+replayed; that needs ``capturable=True`` optimizers on CUDA and is not done here (no GPU to test it on).
 """
 
 from __future__ import annotations
@@ -160,6 +165,12 @@ class SAC:
         self.action_noise: Callable[[], torch.Tensor] | None = None
         """Source of the ``(N, A)`` standard-normal exploration noise; None: :attr:`noise_generator`. Set it to the
         env's per-env streams (:func:`redline.seeding.plan.bind_action_noise`) for partition-invariant exploration."""
+        self.symmetry: Callable[..., tuple[Any, Any]] | None = None
+        """Symmetry augmentation: rsl_rl's ``data_augmentation_func(env=, obs=, actions=)`` (the originals first,
+        then their mirrored copies), or None. Each sampled minibatch then trains on itself and its mirror images
+        (observations, next observations and actions mirrored; rewards and discounts repeated)."""
+        self.symmetry_env: Any = None
+        """The ``env`` argument handed to :attr:`symmetry`."""
         self.gradient_steps = 0
         """Gradient steps taken (host int: decides the policy steps)."""
         self._update_index = torch.zeros((), dtype=torch.int64, device=self.device)
@@ -368,6 +379,8 @@ class SAC:
             self._key, self._update_index, batch_size, cfg.n_step, cfg.gamma, reward_scale, (2, self.num_actions)
         )
         share = batch.batch_size[0] / batch_size  # this rank's part of the global minibatch mean
+        if self.symmetry is not None:  # every rank augments its share by the same factor: the share stays
+            batch = self._mirrored(batch)
         flat.zero_grad()
         alpha = self.alpha
         with torch.no_grad():
@@ -425,6 +438,25 @@ class SAC:
         self._update_index += 1
         return stats.clone()
 
+    def _mirrored(self, batch: TensorDict) -> TensorDict:
+        """``batch`` and its mirror images (:attr:`symmetry`), batch ``[k b]``."""
+        assert self.symmetry is not None
+        obs, actions = self.symmetry(env=self.symmetry_env, obs=batch["obs"], actions=batch["actions"])
+        next_obs, _ = self.symmetry(env=self.symmetry_env, obs=batch["next_obs"], actions=None)
+        copies = actions.shape[0] // batch.batch_size[0]
+        return TensorDict(
+            {
+                "obs": obs,
+                "next_obs": next_obs,
+                "actions": actions,
+                "rewards": batch["rewards"].repeat(copies),
+                "discounts": batch["discounts"].repeat(copies),
+                "noise": batch["noise"].repeat(copies, 1, 1),
+            },
+            batch_size=[actions.shape[0]],
+            device=self.device,
+        )
+
     # ---------------------------------------------------------------------------------------------------------------
     # Checkpoints
 
@@ -457,6 +489,33 @@ class SAC:
                 "reward_normalizer": None if self.reward_normalizer is None else self.reward_normalizer.state_dict(),
             },
         }
+
+    def rank_state_dict(self) -> dict[str, Any]:
+        """This rank's own part of the state, as CPU copies: its envs' replay (unless ``save_replay`` is False), its
+        exploration generator and its envs' running returns (reward normalisation). :meth:`state_dict` holds the
+        calling rank's; a data-parallel checkpoint gathers every rank's (``Communicator.gather_objects``) and gives
+        each its own back with :meth:`load_rank_state_dict`."""
+        replay = self.replay.state_dict(with_data=self.cfg.save_replay)
+        if replay["data"] is not None:
+            replay["data"] = {k: v.cpu() for k, v in TensorDict(replay["data"]).flatten_keys(".").items()}
+        norm = self.reward_normalizer
+        return {
+            "replay": replay,
+            "noise_generator": self.noise_generator.get_state(),
+            "reward_returns": None if norm is None else norm.returns.cpu(),
+            "reward_batch": None if norm is None else norm.batch.cpu(),
+        }
+
+    def load_rank_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`rank_state_dict` (this rank's replay, exploration generator, running returns)."""
+        replay = dict(state["replay"])
+        if replay["data"] is not None:
+            replay["data"] = TensorDict(dict(replay["data"])).unflatten_keys(".").to_dict()
+        self.replay.load_state_dict(replay)
+        self.noise_generator.set_state(state["noise_generator"].cpu())
+        if self.reward_normalizer is not None and state.get("reward_returns") is not None:
+            self.reward_normalizer.returns.copy_(state["reward_returns"])
+            self.reward_normalizer.batch.copy_(state["reward_batch"])
 
     def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:
         """Restore :meth:`state_dict` (a checkpoint without the ``"sac"`` part loads the actor and critic only)."""

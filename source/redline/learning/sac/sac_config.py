@@ -209,6 +209,7 @@ class SACConfig:
         if str(name).replace(":", ".") != CLASS_PATH.replace(":", "."):
             raise UserError(f"algorithm.class_name: the off-policy learner is {CLASS_PATH}, got '{name}'")
         alg.pop("use_mixed_precision", None)  # rsl_rl's precision switch: read below when precision is not set
+        alg.pop("symmetry_cfg", None)  # a function, not a setting: the drop-in reads it (rsl_rl_sac.SAC)
         own = {f.name for f in dataclasses.fields(cls)} - {"actor", "critic", "num_steps_per_env"}
         _refuse_unknown("algorithm.", alg, own)
         kwargs: dict[str, Any] = dict(alg)
