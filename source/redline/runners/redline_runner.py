@@ -55,6 +55,11 @@ def resolve_default_groups(cfg: PPOConfig, train_cfg: dict, obs: TensorDict) -> 
     return dataclasses.replace(cfg, **{k: v for k, v in models.items() if k in ("actor", "critic")})
 
 
+SAC_RANKS_KEY = "sac_ranks"
+"""A multi-rank SAC checkpoint's per-rank parts (:meth:`SAC.rank_state_dict`: replay, exploration generator), in
+rank order; a single process's are in the learner's own state."""
+
+
 def request_final_observation(env: Any) -> None:
     """Ask a redline task for each step's true final observation (``extras["final_observation"]``, its
     ``final_observation`` config switch); other envs give none (SAC then bootstraps time-outs from the reset
@@ -225,6 +230,9 @@ class RedlineRunner:
         seeding = gather_seeding_state(self.env, self.comm)
         unsaved = why_not_saved(self.env)
         mine = {"noise_generator": self.alg.noise_generator}  # this rank's action noise (without env streams)
+        sac_ranks = None  # SAC on several ranks: each rank's replay and generator (a collective: every rank sends)
+        if isinstance(self.alg, SAC) and self.comm.distributed:
+            sac_ranks = self.comm.gather_objects(self.alg.rank_state_dict())
         run_state = None if unsaved is not None else gather_run_state(self.env, self.tracker, self.comm, mine)
         if path is None:
             return
@@ -236,6 +244,8 @@ class RedlineRunner:
         state["env_steps"], state["wall_time_s"] = self._progress
         state["infos"] = None
         state["world_size"] = self.comm.world_size
+        if sac_ranks is not None:
+            state[SAC_RANKS_KEY] = sac_ranks
         if seeding is not None:
             state[SEEDING_KEY] = seeding
         if run_state is not None:
@@ -248,6 +258,15 @@ class RedlineRunner:
         at the iteration after the saved one, from the saved env state when the checkpoint holds one (else from
         fresh resets, with a one-line warning)."""
         self.alg.load_state_dict(checkpoint)
+        sac_ranks = checkpoint.get(SAC_RANKS_KEY)
+        if isinstance(self.alg, SAC) and sac_ranks is not None:
+            if len(sac_ranks) != self.comm.world_size:
+                n = len(sac_ranks)
+                raise UserError(
+                    f"--resume: this SAC checkpoint holds the replay of {n} ranks; resume it on {n} ranks "
+                    f"(--nproc {n}, the same --num_envs per rank), not {self.comm.world_size}"
+                )
+            self.alg.load_rank_state_dict(sac_ranks[self.comm.rank])
         self.iteration = int(checkpoint["iter"])
         self._progress = (int(checkpoint.get("env_steps", 0)), float(checkpoint.get("wall_time_s", 0.0)))
         restore_seeding_state(checkpoint, self.env)
