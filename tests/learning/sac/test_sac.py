@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import time
+import warnings
 
 import pytest
 import torch
@@ -265,3 +266,30 @@ def test_symmetry_augmentation_trains_on_the_mirror_images_too() -> None:
         runs[name] = params(alg)
     torch.testing.assert_close(runs["duplicate"], runs["none"], rtol=1e-5, atol=1e-6)
     assert not torch.allclose(runs["negate"], runs["none"], atol=1e-4)
+
+
+def test_the_true_final_observation_is_stored_where_episodes_ended() -> None:
+    env = ReachEnv(4)
+    alg = SAC.from_env(env, tiny_cfg(), seed=0)
+    obs = env.get_observations()
+    reset_obs = obs.apply(lambda x: x + 100.0)
+    final = obs.apply(lambda x: x - 100.0)
+    dones = torch.tensor([0.0, 1.0, 1.0, 0.0])
+    alg.act(obs)
+    alg.process_env_step(
+        reset_obs, torch.ones(4), dones, {"time_outs": torch.tensor([0, 1, 0, 1]), "final_observation": final}
+    )
+    stored = alg.replay.data[0]
+    expected = torch.where(dones.bool().unsqueeze(-1), final["policy"], reset_obs["policy"])
+    assert torch.equal(stored["next_obs", "policy"], expected)
+    assert stored["dones"].tolist() == [False, True, True, False]
+    assert stored["time_outs"].tolist() == [False, True, False, False]  # a time-out flag without done is no time-out
+    alg.act(reset_obs)
+    with pytest.warns(UserWarning, match="final_observation"):
+        alg.process_env_step(reset_obs, torch.ones(4), dones, {"time_outs": torch.zeros(4)})
+    alg.act(reset_obs)
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        alg.process_env_step(reset_obs, torch.ones(4), dones, {})
+    assert again == []  # warned once only
+    assert torch.equal(alg.replay.data[1]["next_obs", "policy"], reset_obs["policy"])
