@@ -66,7 +66,7 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     ),
     "redline_tasks": (  # tasks/redline_tasks: the registered tasks, on the physics and assets they name
         _names("torch tensordict gymnasium warp newton isaaclab isaaclab_newton isaaclab_rl isaaclab_tasks"),
-        {"device", "seeding", "run_state", "physics", "assets"},
+        {"device", "seeding", "run_state", "physics", "assets", "learning"},  # learning: the SAC agent's fields
     ),
     "envs": (
         {"torch", "gymnasium", "isaaclab", "isaaclab_rl", "isaaclab_tasks", "redline_tasks"},
@@ -100,6 +100,26 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     ),
 }
 """What each package and top-level module of redline, and the tasks, may import (test_every_package_has_a_rule)."""
+
+SUBPACKAGES: dict[str, tuple[set[str], set[str]]] = {
+    # a package inside a layer, held to a narrower rule than its layer's: (third-party packages, redline packages and
+    # modules it may import besides itself)
+    "learning.sac": (  # the off-policy learner: the PPO learner's shared parts, never the PPO learner itself
+        {"torch", "tensordict", "rsl_rl"},
+        {
+            "errors",
+            "validation",
+            "seeding",
+            "run_state.parts",
+            "learning.config",
+            "learning.distributed",
+            "learning.models",
+            "learning.moments",
+            "learning.precision",
+        },
+    ),
+}
+"""Sub-packages with their own rule (test_subpackage_imports_only_what_it_may); each stays simulator-free."""
 
 SIMULATOR_FREE = ("__init__", "errors", "atomic", "validation", "host", "device", "seeding", "learning", "outputs",
                   "telemetry", "runners", "options")  # fmt: skip
@@ -174,6 +194,37 @@ def test_layer_imports_only_what_it_may(layer: str) -> None:
             if not ok:
                 offending.append(f"{path.relative_to(SOURCE.parent.parent)}: {name}")
     assert offending == []
+
+
+@pytest.mark.parametrize("package", sorted(SUBPACKAGES))
+def test_subpackage_imports_only_what_it_may(package: str) -> None:
+    """A sub-package with its own rule imports only what that rule names (the rule of its layer also holds), and
+    nothing of its layer outside it imports it: the layer's other modules do not depend on it."""
+    third_party, internal = SUBPACKAGES[package]
+    assert not third_party & SIMULATOR
+    assert {i.split(".")[0] for i in internal} <= {*SIMULATOR_FREE, *(m.split(".")[0] for m in SIMULATOR_FREE_MODULES)}
+    files = sorted(SOURCE.joinpath(*package.split(".")).rglob("*.py"))
+    assert files, package
+    offending = []
+    for path in files:
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "redline":
+                inside = ".".join(parts[1:]).startswith(package)
+                ok = inside or parts[1] in internal or ".".join(parts[1:3]) in internal
+            else:
+                ok = parts[0] in third_party or parts[0] in sys.stdlib_module_names or parts[0] == "__future__"
+            if not ok:
+                offending.append(f"{path.relative_to(SOURCE.parent.parent)}: {name}")
+    assert offending == []
+    layer = SOURCE / package.split(".")[0]
+    inside_dir = SOURCE.joinpath(*package.split("."))
+    users = [
+        str(path.relative_to(SOURCE))
+        for path in layer.rglob("*.py")
+        if not path.is_relative_to(inside_dir) and any(n.startswith(f"redline.{package}") for n in _imports(path))
+    ]
+    assert users == []
 
 
 def test_every_package_has_a_rule() -> None:

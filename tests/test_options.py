@@ -81,3 +81,19 @@ def test_bad_options_are_one_line_naming_the_field() -> None:
         TrainOptions(run=RUNS[0], precision="fp8")
     with pytest.raises(UserError, match=r"^--profile: only with --learner redline"):
         TrainOptions(run=RUNS[0], profile=True, learner="rsl_rl")
+
+
+def test_algorithm_is_ppo_by_default_and_sac_by_token() -> None:
+    from redline.options import ALGORITHMS
+
+    assert TrainOptions(run=RUNS[0]).algorithm == "ppo"
+    assert TrainOptions(run=RUNS[0], algorithm="sac").algorithm == "sac"
+    with pytest.raises(UserError, match=r"^--algorithm: unknown algorithm 'td3' \(valid: ppo, sac\)$"):
+        TrainOptions(run=RUNS[0], algorithm="td3")
+    with pytest.raises(UserError, match=r"^--capture: the SAC learner has no captured update"):
+        TrainOptions(run=RUNS[0], algorithm="sac", capture="on")
+    with pytest.raises(UserError, match=r"^--learner: --algorithm sac runs on the redline runner"):
+        TrainOptions(run=RUNS[0], algorithm="sac", learner="rsl_rl")
+    from redline_tasks.registration import SAC_ENTRY_POINT
+
+    assert ALGORITHMS["sac"] == SAC_ENTRY_POINT  # the token picks the entry point every task registers

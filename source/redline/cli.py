@@ -61,7 +61,11 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="list the registered Redline-* tasks")
 
-    train = sub.add_parser("train", help="train a task", epilog="Trailing key=value tokens are Hydra overrides.")
+    train = sub.add_parser(
+        "train",
+        help="train a task with PPO (default) or off-policy SAC (--algorithm sac)",
+        epilog="Trailing key=value tokens are Hydra overrides.",
+    )
     options.add_arguments(train, TrainOptions)
 
     play = sub.add_parser(

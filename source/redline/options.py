@@ -122,6 +122,11 @@ VIDEO_LENGTH, VIDEO_INTERVAL = 200, 2000
 """``redline train --video``: Isaac Lab's ``--video_length`` and ``--video_interval`` defaults [env steps]."""
 
 
+ALGORITHMS = {"ppo": "rsl_rl_cfg_entry_point", "sac": "rsl_rl_sac_cfg_entry_point"}
+"""``redline train --algorithm``: each algorithm's agent entry point in a task's registration (PPO: rsl_rl's own key;
+SAC: :data:`redline_tasks.registration.SAC_ENTRY_POINT`, the off-policy learner :mod:`redline.learning.sac`)."""
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class RunOptions:
     """What every run has: ``redline train``'s and ``redline play``'s options (``TrainOptions.run``,
@@ -160,6 +165,9 @@ class TrainOptions:
     """The run's task, env count, device, seed, seeding, log root and overrides."""
     max_iterations: int | None = option(positive_int, default=None)
     """learning iterations (default: the agent config's max_iterations)"""
+    algorithm: str = "ppo"
+    """ppo (default) | sac (redline's off-policy SAC, the task's rsl_rl_sac_cfg_entry_point agent config; on the
+    redline runner)"""
     learner: str = "redline"
     """redline (default) | rsl_rl (rsl_rl 5.5.1's OnPolicyRunner, the anchor redline is measured against)"""
     precision: str | None = None
@@ -202,6 +210,17 @@ class TrainOptions:
     def __post_init__(self) -> None:
         if self.precision is not None:
             check_precision(self.precision, "--precision")
+        if self.algorithm not in ALGORITHMS:
+            raise UserError(f"--algorithm: unknown algorithm '{self.algorithm}' (valid: {', '.join(ALGORITHMS)})")
+        if self.algorithm == "sac" and self.learner != "redline":  # untested: stock isaaclab train runs that pair
+            raise UserError(
+                "--learner: --algorithm sac runs on the redline runner (valid: --learner redline; rsl_rl's "
+                "OnPolicyRunner with SAC: isaaclab train --agent rsl_rl_sac_cfg_entry_point)"
+            )
+        if self.algorithm == "sac" and self.capture == "on":
+            raise UserError(
+                "--capture: the SAC learner has no captured update yet (valid with --algorithm sac: auto, off)"
+            )
         if self.profile and self.learner != "redline":
             raise UserError(f"--profile: only with --learner redline (got --learner {self.learner})")
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 from isaaclab.utils import configclass
+from tensordict import TensorDict
 
 from redline.assets import ensure_asset_root
 from redline.physics.offer import with_mujoco_cpu
@@ -56,6 +57,10 @@ class RedlineTaskCfg:
     """Where reset states come from; ``per_env`` by default."""
     cpu_num_envs: int = 64
     """Default number of envs when the simulation runs on the CPU (``scene.num_envs`` is the GPU default)."""
+    final_observation: bool = False
+    """Each step's extras carry ``final_observation`` (:data:`FINAL_OBSERVATION`), the observation every env's step
+    ended in before its auto-reset, for an off-policy learner that bootstraps time-outs; read at every step, so it
+    may be switched on after the env is built. Off: nothing is computed."""
 
     def __post_init__(self) -> None:
         parent = getattr(super(), "__post_init__", None)
@@ -63,6 +68,27 @@ class RedlineTaskCfg:
             parent()
         cfg: Any = self
         cfg.sim.physics = with_mujoco_cpu(cfg.sim.physics)  # physics=mujoco_cpu: MuJoCo's C engine, all cores
+
+
+FINAL_OBSERVATION = "final_observation"
+"""The extras key of the observation each env's step ended in, before its auto-reset: a ``TensorDict`` of the
+observation groups, batch ``(num_envs,)``; where an env was reset in the step it is the observation computed just
+before the reset, elsewhere the step's returned observation (so it is the transition's next observation for every
+env). Present at every step while the task's ``final_observation`` is on, absent while it is off."""
+
+
+def merge_final_observation(
+    returned: dict[str, Any], before_reset: dict[str, Any] | None, reset: torch.Tensor
+) -> TensorDict:
+    """The :data:`FINAL_OBSERVATION` of a step: ``before_reset`` where ``reset`` (num_envs,) bool, else ``returned``
+    (both dicts of observation groups, leaves (num_envs, ...); ``before_reset`` None: no env was reset)."""
+    after = TensorDict(returned, batch_size=reset.shape)
+    if before_reset is None:
+        return after
+    before = TensorDict(before_reset, batch_size=reset.shape)
+    merged = before.apply(lambda b, a: torch.where(reset.view(-1, *(1,) * (a.dim() - 1)), b, a), after)
+    assert merged is not None
+    return merged
 
 
 def use_play_defaults(cfg: Any) -> None:
@@ -78,6 +104,8 @@ class RedlineEnvMixin:
     so startup events draw from the streams too. The streams live on the env, never in its config."""
 
     streams: EnvStreams
+    _capturing_final = False  # in a step with final observations on, until the first reset has captured them
+    _before_reset: dict[str, Any] | None = None  # the observation captured before the step's first reset
     run_state_buffers: tuple[str, ...] | None = None
     """A task's own per-env buffers that a checkpoint's run state holds besides Isaac Lab's (the env's buffers, a
     manager-based env's managers, the sensors: :mod:`redline.run_state.env_state`); None: the task's state is not saved
@@ -87,6 +115,39 @@ class RedlineEnvMixin:
         ensure_asset_root()
         self.streams = make_streams(cfg.seeding, cfg.seed, cfg.scene.num_envs, cfg.sim.device)
         super().__init__(cfg, render_mode, **kwargs)  # type: ignore[call-arg]
+
+    def step(self, action: torch.Tensor) -> tuple[Any, ...]:
+        """Isaac Lab's step; with the task's ``final_observation`` on, its extras carry :data:`FINAL_OBSERVATION`."""
+        cfg: Any = self.cfg  # type: ignore[attr-defined]
+        if not getattr(cfg, "final_observation", False):  # a user's task config may lack the field
+            return super().step(action)  # type: ignore[misc]
+        self._capturing_final, self._before_reset = True, None
+        try:
+            obs, reward, terminated, truncated, extras = super().step(action)  # type: ignore[misc]
+        finally:
+            self._capturing_final = False
+        extras[FINAL_OBSERVATION] = merge_final_observation(obs, self._before_reset, terminated | truncated)
+        self._before_reset = None
+        return obs, reward, terminated, truncated, extras
+
+    def capture_final_observation(self) -> None:
+        """In a step with final observations on, compute every env's observation before the step's first reset
+        (tasks call it first in their reset, before anything changes). The draws of the observation noise are
+        rewound (:meth:`EnvStreams.rewound`), so the run's numbers are the same with the option off or on, and in
+        any partition of the envs."""
+        if not self._capturing_final:
+            return
+        self._capturing_final = False
+        env: Any = self
+        with self.streams.rewound():
+            if hasattr(env, "observation_manager"):  # manager-based: without advancing history or delay buffers
+                self._before_reset = env.observation_manager.compute(update_history=False)
+            else:
+                self._before_reset = env._compute_observations()
+
+    def _reset_idx(self, env_ids: Any) -> None:
+        self.capture_final_observation()
+        super()._reset_idx(env_ids)  # type: ignore[misc]
 
     def env_state(self) -> dict[str, Any]:
         """This env's state between two steps, simulator included (only for tasks with ``run_state_buffers``)."""

@@ -2,12 +2,17 @@
 
 A task's files follow one naming rule, so the call names only the task id, its package, its env class and its stem
 (``go1_flat``): the env config ``<package>.<stem>_env_cfg:<Stem>EnvCfg`` (and ``<Stem>EnvCfg_PLAY``), the agent
-config ``<package>.agents.<stem>_ppo_cfg:<Stem>PPORunnerCfg``, and its variants ``<Stem>PPORunner<Variant>Cfg``.
+config ``<package>.agents.<stem>_ppo_cfg:<Stem>PPORunnerCfg``, and its variants ``<Stem>PPORunner<Variant>Cfg``, and the
+off-policy (SAC) agent config ``<package>.agents.<stem>_sac_cfg:<Stem>SACRunnerCfg`` (:data:`SAC_ENTRY_POINT`).
 """
 
 from __future__ import annotations
 
 import gymnasium as gym
+
+SAC_ENTRY_POINT = "rsl_rl_sac_cfg_entry_point"
+"""Isaac Lab's entry-point name of every task's SAC agent config (``isaaclab train --agent``; ``redline train
+--algorithm sac``)."""
 
 AGENT_VARIANTS = {
     "Recurrent": "rsl_rl_recurrent_cfg_entry_point",
@@ -29,6 +34,7 @@ def register_task(task_id: str, package: str, env: str, stem: str, variants: tup
     name = "".join(part.capitalize() for part in stem.split("_"))
     agent = f"{package}.agents.{stem}_ppo_cfg:{name}PPORunner"
     agents = {"rsl_rl_cfg_entry_point": f"{agent}Cfg", "default_agent": "rsl_rl"}  # redline's learner reads it too
+    agents[SAC_ENTRY_POINT] = f"{package}.agents.{stem}_sac_cfg:{name}SACRunnerCfg"
     agents |= {AGENT_VARIANTS[variant]: f"{agent}{variant}Cfg" for variant in variants}
     for suffix, cfg_class in (("", f"{name}EnvCfg"), ("-Play", f"{name}EnvCfg_PLAY")):
         gym.register(

@@ -95,6 +95,14 @@ CASES = [
         ["--learner", "rsl_rl", "--num_envs", "2", "agent.num_steps_per_env=3", "agent.algorithm.num_mini_batches=7"],
         "agent.algorithm.num_mini_batches: must be at most the rollout's T x N = 3 x 2 = 6 transitions",
     ),
+    # the off-policy learner's config (issue 46): a batch larger than the replay, zero updates, a bad token
+    (
+        ["--algorithm", "sac", "--num_envs", "4", "agent.algorithm.buffer_size_per_env=8"],
+        "batch_size: must be at most buffer_size_per_env x envs = 8 x 4 = 32, got 1024",
+    ),
+    (["--algorithm", "sac", "agent.algorithm.updates_per_step=0"], "updates_per_step: must be an integer >= 1"),
+    (["--algorithm", "sac", "agent.algorithm.num_mini_batches=4"], "'agent.algorithm' has no field 'num_mini_batches'"),
+    (["--algorithm", "td3"], "--algorithm: unknown algorithm 'td3' (valid: ppo, sac)"),
     # runs that cannot fit in memory
     (["--num_envs", "3000000000"], "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated"),
     (["env.scene.num_envs=3000000000"], "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated"),

@@ -139,3 +139,30 @@ def test_stock_train_resume_continues_the_env_state(case: str, tmp_path: Path) -
         for p in (resumed / "model_2.pt", folders["straight"] / "model_3.pt")
     ]
     assert all(torch.equal(ends[0][k], ends[1][k]) for k in ends[1])
+
+
+@pytest.mark.extended  # until the drop-in (redline.learning.sac.rsl_rl_sac) is functional on this branch
+def test_stock_train_and_play_with_redlines_sac(tmp_path: Path) -> None:
+    """Issue 46 item 3: ``isaaclab train --rl_library rsl_rl --task Redline-Cartpole --agent
+    rsl_rl_sac_cfg_entry_point``: stock Isaac Lab builds its ``OnPolicyRunner``, which runs redline's SAC through the
+    ``algorithm.class_name`` drop-in; stock ``isaaclab play`` plays and exports the result."""
+    from redline.learning.sac import CLASS_PATH as SAC_CLASS_PATH
+
+    tiny = ["agent.algorithm.batch_size=64", "agent.actor.hidden_dims=[32,32]", "agent.critic.hidden_dims=[32,32]"]
+    args = ["--task", "Redline-Cartpole", *COMMON, "--agent", "rsl_rl_sac_cfg_entry_point", "agent.device=cpu", *tiny]
+    trained = subprocess.run(
+        [ISAACLAB, "train", *args, "--max_iterations", "3"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=_env(),
+    )
+    assert trained.returncode == 0, (trained.stdout[-3000:], trained.stderr[-3000:])
+    assert "Traceback" not in trained.stderr
+    (checkpoint,) = tmp_path.glob("logs/rsl_rl/redline_cartpole_sac/*/model_2.pt")
+    assert f"class_name: {SAC_CLASS_PATH}" in (checkpoint.parent / "params" / "agent.yaml").read_text()
+    text = _play_until_running([*args, "--checkpoint", str(checkpoint)], tmp_path)
+    assert "Traceback" not in text
+    exported = checkpoint.parent / "exported"
+    assert (exported / "policy.pt").is_file() and (exported / "policy.onnx").is_file()

@@ -70,11 +70,11 @@ def _writing(experiment: Path) -> bool:
 
 
 def _killed_and_continued(
-    tmp_path: Path, task: str, kills: tuple[str, ...], seed: int, extra: list[str] | None = None
+    tmp_path: Path, task: str, kills: tuple[str, ...], seed: int, extra: list[str] | None = None, suffix: str = ""
 ) -> None:
     argv = ["train", "--task", task, "--device", "cpu", "--num_envs", "16", "--max_iterations", str(ITERATIONS)]
     argv += [f"agent.save_interval={SAVE_INTERVAL}", *(extra or [])]
-    experiment_name = task.lower().replace("-", "_")
+    experiment_name = task.lower().replace("-", "_") + suffix
     ref_root, cut_root, out = tmp_path / "reference", tmp_path / "killed", tmp_path / "attempts.log"
     experiment = cut_root / experiment_name
     rng = random.Random(seed)
@@ -111,6 +111,25 @@ def test_shared_seeding_killed_ends_as_the_run_never_interrupted(tmp_path: Path)
     """Issue 44 item 2: under ``--seeding shared`` the envs draw from torch's global generator (Isaac Lab's way) and
     the learner's action noise from its own: both are in the checkpoint, so the continued run is still bitwise."""
     _killed_and_continued(tmp_path, "Redline-Cartpole", ("mid-iteration",), seed=4, extra=["--seeding", "shared"])
+
+
+SAC_TINY = [
+    "--algorithm",
+    "sac",
+    "agent.algorithm.batch_size=64",
+    "agent.algorithm.buffer_size_per_env=32",
+    "agent.algorithm.learning_starts=2",
+    "agent.actor.hidden_dims=[32,32]",
+    "agent.critic.hidden_dims=[32,32]",
+]
+"""``redline train --algorithm sac`` at a CI size: 16 envs x 4 steps per iteration, 8 gradient steps on batches
+of 64 from a 32-step replay per env."""
+
+
+def test_sac_killed_ends_as_the_run_never_interrupted(tmp_path: Path) -> None:
+    """Issue 46 item 6: the off-policy learner's checkpoint holds its replay, target critic, temperature, optimizers
+    and generators, beside the env's run state: killed mid-iteration, the continued run is bitwise."""
+    _killed_and_continued(tmp_path, "Redline-Cartpole", ("mid-iteration",), seed=5, extra=SAC_TINY, suffix="_sac")
 
 
 @pytest.mark.parametrize("task", ["Redline-Velocity-Flat-Go1", "Redline-Velocity-Rough-Go1"])

@@ -96,6 +96,26 @@ def test_two_ranks_match_one_process_and_resume_on_one(tmp_path: Path) -> None:
     assert [r["iteration"] for r in _records(resumed[0])] == [3]
 
 
+def test_sac_two_ranks_match_one_process(tmp_path: Path) -> None:
+    """Issue 46 item 5: ``--algorithm sac``, 3 iterations of 16 global envs: 2 gloo ranks x 8 envs and 1 process x 16
+    make the same updates (1e-5 relative): per-rank replay, minibatches drawn by global env id, one all-reduce of
+    the gradients per step."""
+    from tests.commands.test_kill_resume_sim import SAC_TINY
+
+    common = [*TRAIN, "--max_iterations", "3", "--seeding", "per_env", "--precision", "fp32", *SAC_TINY]
+    _redlines(
+        [
+            (*common, "--nproc", "2", "--num_envs", "8", "--log_root", tmp_path / "two"),
+            (*common, "--nproc", "1", "--num_envs", "16", "--log_root", tmp_path / "one"),
+        ]
+    )
+    (two,), (one,) = ((tmp_path / name / "redline_cartpole_sac").iterdir() for name in ("two", "one"))
+    ref = _params(one / "model_2.pt")
+    assert (_params(two / "model_2.pt") - ref).abs().max() <= 1e-5 * ref.abs().max()
+    assert not torch.equal(ref, _params(one / "model_0.pt"))  # it did learn something in between
+    assert all(r["world_size"] == 2 for r in _records(two))
+
+
 @pytest.mark.slow
 @pytest.mark.extended  # ~2 min; the partition's equivalence is the test above
 def test_two_ranks_learn_to_balance(tmp_path: Path) -> None:
@@ -105,3 +125,29 @@ def test_two_ranks_learn_to_balance(tmp_path: Path) -> None:
     _redline(*TRAIN, "--num_envs", "128", "--nproc", "2", "--max_iterations", "80", "--log_root", tmp_path)
     best = max(r["mean_reward_window"] or 0.0 for r in _records(_run_dir(tmp_path)))
     assert best >= 4.9
+
+
+@pytest.mark.slow
+@pytest.mark.extended  # ~90 s (three 2-rank runs); passed by hand 2026-12-06 (and fails without the per-rank parts)
+def test_sac_two_ranks_resume_bitwise(tmp_path: Path) -> None:
+    """A 2-rank SAC checkpoint holds each rank's replay and exploration generator (``sac_ranks``): 2 iterations then
+    ``--resume`` for 2 more end bit for bit as 4 iterations in one go, on 2 ranks."""
+    from tests.commands.test_kill_resume_sim import SAC_TINY
+
+    common = [*TRAIN, "--seeding", "per_env", "--precision", "fp32", "--nproc", "2", "--num_envs", "8", *SAC_TINY]
+    common += ["agent.save_interval=2"]
+    _redlines(
+        [
+            (*common, "--max_iterations", "4", "--log_root", tmp_path / "straight"),
+            (*common, "--max_iterations", "2", "--log_root", tmp_path / "cut"),
+        ]
+    )
+    ((cut,),) = [list((tmp_path / "cut" / "redline_cartpole_sac").iterdir())]
+    assert len(torch.load(cut / "model_1.pt", weights_only=True)["sac_ranks"]) == 2
+    _redline(*common, "--max_iterations", "2", "--resume", cut / "model_1.pt", "--log_root", tmp_path / "resumed")
+    ends = [
+        torch.load(next((tmp_path / name).glob("*/*/model_3.pt")), weights_only=True)
+        for name in ("straight", "resumed")
+    ]
+    for part in ("actor_state_dict", "critic_state_dict"):
+        assert all(torch.equal(ends[0][part][k], ends[1][part][k]) for k in ends[0][part])

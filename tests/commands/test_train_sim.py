@@ -77,6 +77,30 @@ def test_train_then_play_and_export(tmp_path: Path, no_network: list) -> None:
     assert no_network == []
 
 
+def test_sac_train_then_play_finds_the_algorithm_and_exports(tmp_path: Path) -> None:
+    """Issue 46 item 3: ``redline train --algorithm sac``, then ``redline play`` with nothing but the task: 'latest'
+    finds the SAC run, the checkpoint names its algorithm, and the exported policy is SAC's squashed mean."""
+    from tests.commands.test_kill_resume_sim import SAC_TINY
+
+    log_root = tmp_path / "logs"
+    argv = ["--task", "Redline-Cartpole", "--num_envs", "16", "--device", "cpu", "--log_root", str(log_root)]
+    assert main(["train", *argv, "--max_iterations", "2", *SAC_TINY]) == 0
+    run = only_run(log_root, "redline_cartpole_sac")
+    assert torch.load(run / "model_1.pt", weights_only=True)["algorithm"] == "sac"
+    assert all(set(r) >= METRIC_KEYS for r in records(run))
+    networks = [t for t in SAC_TINY if t.startswith("agent.")]  # play builds the networks from the agent config
+    assert main(["play", *argv, "--steps", "30", *networks]) == 0  # --checkpoint latest
+    exported = run / "exported" / "model_1"
+    obs = 100 * torch.randn(64, 4)  # far outside the normaliser's range: the tanh keeps actions in [-1, 1]
+    actions = torch.jit.load(str(exported / "policy.pt"))(obs).detach()
+    assert actions.abs().max() <= 1.0 and actions.shape == (64, 1)
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(exported / "policy.onnx"))
+    onnx_actions = session.run(None, {session.get_inputs()[0].name: obs.numpy()})[0]
+    np.testing.assert_allclose(onnx_actions, actions.numpy(), atol=1e-5)
+
+
 def test_play_refuses_a_checkpoint_of_another_task(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     ckpt = tmp_path / "model_0.pt"
     torch.save({"actor_state_dict": {"mlp.0.weight": torch.zeros(3, 3)}, "critic_state_dict": {}, "iter": 0}, ckpt)

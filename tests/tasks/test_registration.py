@@ -14,6 +14,7 @@ REGISTERED = {
             "env_cfg_entry_point": "redline_tasks.ant.ant_env_cfg:AntEnvCfg",
             "rsl_rl_cfg_entry_point": "redline.physics.any_task:Redline-Ant@rsl_rl_cfg_entry_point",
             "default_agent": "rsl_rl",
+            "rsl_rl_sac_cfg_entry_point": "redline_tasks.ant.agents.ant_sac_cfg:AntSACRunnerCfg",
             "redline_rsl_rl_cfg_entry_point": "redline_tasks.ant.agents.ant_ppo_cfg:AntPPORunnerCfg",
         },
     ),
@@ -23,6 +24,7 @@ REGISTERED = {
             "env_cfg_entry_point": "redline_tasks.ant.ant_env_cfg:AntEnvCfg_PLAY",
             "rsl_rl_cfg_entry_point": "redline.physics.any_task:Redline-Ant-Play@rsl_rl_cfg_entry_point",
             "default_agent": "rsl_rl",
+            "rsl_rl_sac_cfg_entry_point": "redline_tasks.ant.agents.ant_sac_cfg:AntSACRunnerCfg",
             "redline_rsl_rl_cfg_entry_point": "redline_tasks.ant.agents.ant_ppo_cfg:AntPPORunnerCfg",
         },
     ),
@@ -32,6 +34,7 @@ REGISTERED = {
             "env_cfg_entry_point": "redline_tasks.cartpole.cartpole_env_cfg:CartpoleEnvCfg",
             "rsl_rl_cfg_entry_point": "redline.physics.any_task:Redline-Cartpole@rsl_rl_cfg_entry_point",
             "default_agent": "rsl_rl",
+            "rsl_rl_sac_cfg_entry_point": "redline_tasks.cartpole.agents.cartpole_sac_cfg:CartpoleSACRunnerCfg",
             "rsl_rl_recurrent_cfg_entry_point": (
                 "redline_tasks.cartpole.agents.cartpole_ppo_cfg:CartpolePPORunnerRecurrentCfg"
             ),
@@ -47,6 +50,7 @@ REGISTERED = {
             "env_cfg_entry_point": "redline_tasks.cartpole.cartpole_env_cfg:CartpoleEnvCfg_PLAY",
             "rsl_rl_cfg_entry_point": "redline.physics.any_task:Redline-Cartpole-Play@rsl_rl_cfg_entry_point",
             "default_agent": "rsl_rl",
+            "rsl_rl_sac_cfg_entry_point": "redline_tasks.cartpole.agents.cartpole_sac_cfg:CartpoleSACRunnerCfg",
             "rsl_rl_recurrent_cfg_entry_point": (
                 "redline_tasks.cartpole.agents.cartpole_ppo_cfg:CartpolePPORunnerRecurrentCfg"
             ),
@@ -62,6 +66,7 @@ REGISTERED = {
             "env_cfg_entry_point": "redline_tasks.velocity.g1_flat_env_cfg:G1FlatEnvCfg",
             "rsl_rl_cfg_entry_point": "redline.physics.any_task:Redline-Velocity-Flat-G1@rsl_rl_cfg_entry_point",
             "default_agent": "rsl_rl",
+            "rsl_rl_sac_cfg_entry_point": "redline_tasks.velocity.agents.g1_flat_sac_cfg:G1FlatSACRunnerCfg",
             "redline_rsl_rl_cfg_entry_point": "redline_tasks.velocity.agents.g1_flat_ppo_cfg:G1FlatPPORunnerCfg",
         },
     ),
@@ -71,6 +76,7 @@ REGISTERED = {
             "env_cfg_entry_point": "redline_tasks.velocity.g1_flat_env_cfg:G1FlatEnvCfg_PLAY",
             "rsl_rl_cfg_entry_point": "redline.physics.any_task:Redline-Velocity-Flat-G1-Play@rsl_rl_cfg_entry_point",
             "default_agent": "rsl_rl",
+            "rsl_rl_sac_cfg_entry_point": "redline_tasks.velocity.agents.g1_flat_sac_cfg:G1FlatSACRunnerCfg",
             "redline_rsl_rl_cfg_entry_point": "redline_tasks.velocity.agents.g1_flat_ppo_cfg:G1FlatPPORunnerCfg",
         },
     ),
@@ -80,6 +86,7 @@ REGISTERED = {
             "env_cfg_entry_point": "redline_tasks.velocity.go1_flat_env_cfg:Go1FlatEnvCfg",
             "rsl_rl_cfg_entry_point": "redline.physics.any_task:Redline-Velocity-Flat-Go1@rsl_rl_cfg_entry_point",
             "default_agent": "rsl_rl",
+            "rsl_rl_sac_cfg_entry_point": "redline_tasks.velocity.agents.go1_flat_sac_cfg:Go1FlatSACRunnerCfg",
             "rsl_rl_with_symmetry_cfg_entry_point": (
                 "redline_tasks.velocity.agents.go1_flat_ppo_cfg:Go1FlatPPORunnerSymmetryCfg"
             ),
@@ -92,6 +99,7 @@ REGISTERED = {
             "env_cfg_entry_point": "redline_tasks.velocity.go1_flat_env_cfg:Go1FlatEnvCfg_PLAY",
             "rsl_rl_cfg_entry_point": "redline.physics.any_task:Redline-Velocity-Flat-Go1-Play@rsl_rl_cfg_entry_point",
             "default_agent": "rsl_rl",
+            "rsl_rl_sac_cfg_entry_point": "redline_tasks.velocity.agents.go1_flat_sac_cfg:Go1FlatSACRunnerCfg",
             "rsl_rl_with_symmetry_cfg_entry_point": (
                 "redline_tasks.velocity.agents.go1_flat_ppo_cfg:Go1FlatPPORunnerSymmetryCfg"
             ),
@@ -104,6 +112,7 @@ REGISTERED = {
             "env_cfg_entry_point": "redline_tasks.velocity.go1_rough_env_cfg:Go1RoughEnvCfg",
             "rsl_rl_cfg_entry_point": "redline.physics.any_task:Redline-Velocity-Rough-Go1@rsl_rl_cfg_entry_point",
             "default_agent": "rsl_rl",
+            "rsl_rl_sac_cfg_entry_point": "redline_tasks.velocity.agents.go1_rough_sac_cfg:Go1RoughSACRunnerCfg",
             "redline_rsl_rl_cfg_entry_point": "redline_tasks.velocity.agents.go1_rough_ppo_cfg:Go1RoughPPORunnerCfg",
         },
     ),
@@ -113,6 +122,7 @@ REGISTERED = {
             "env_cfg_entry_point": "redline_tasks.velocity.go1_rough_env_cfg:Go1RoughEnvCfg_PLAY",
             "rsl_rl_cfg_entry_point": "redline.physics.any_task:Redline-Velocity-Rough-Go1-Play@rsl_rl_cfg_entry_point",
             "default_agent": "rsl_rl",
+            "rsl_rl_sac_cfg_entry_point": "redline_tasks.velocity.agents.go1_rough_sac_cfg:Go1RoughSACRunnerCfg",
             "redline_rsl_rl_cfg_entry_point": "redline_tasks.velocity.agents.go1_rough_ppo_cfg:Go1RoughPPORunnerCfg",
         },
     ),

@@ -24,7 +24,7 @@ from redline.commands import spawn
 from redline.envs.memory import check_env_count, ranks_on_host
 from redline.errors import UserError
 from redline.host import usable_cores
-from redline.options import TrainOptions, to_argv
+from redline.options import ALGORITHMS, TrainOptions, to_argv
 from redline.runners.stop import StopRequest
 
 NPROC_ENV = "REDLINE_NPROC"
@@ -126,7 +126,8 @@ def _arrangement(opts: TrainOptions) -> tuple[int, TrainOptions]:
         return 1, opts
     from redline.envs.prepare import prepare_env  # heavy (Isaac Lab's configs): after the quick checks
 
-    prepared = prepare_env(opts.run)  # the device and the total; the options are checked per process (check_launch)
+    # the device and the total; the options are checked per process (check_launch)
+    prepared = prepare_env(opts.run, agent_entry_point=ALGORITHMS[opts.algorithm])
     if prepared.device != "cpu":
         return 1, opts
     total = prepared.env_cfg.scene.num_envs

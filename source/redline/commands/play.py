@@ -13,16 +13,18 @@ from typing import Any
 
 import torch
 
+from redline.envs import registry
 from redline.envs.prepare import prepare_env, runner_cfg_dict
 from redline.envs.simulator import isaaclab_env
 from redline.errors import OutputError, UserError
 from redline.learning.rollout import rollout
+from redline.learning.sac import SAC, SACConfig
 from redline.media import video
 from redline.media.export import export_policy
 from redline.media.video import MAX_TILES, VIDEO_FPS
-from redline.options import PlayOptions
+from redline.options import ALGORITHMS, PlayOptions
 from redline.outputs.checkpoints import load_checkpoint
-from redline.outputs.run_search import resolve_checkpoint
+from redline.outputs.run_search import checkpoints_in, resolve_checkpoint
 
 
 @dataclasses.dataclass
@@ -46,6 +48,39 @@ VIEWERS = {"newton": "newton_gl", "kit": "kit"}
 """``--viz`` values and the Isaac Lab visualizer each opens."""
 
 
+def _latest_checkpoint(opts: PlayOptions) -> Path:
+    """``--checkpoint latest``: the newest run's last checkpoint over the task's experiments of every algorithm
+    (PPO's folder and SAC's, each named by its agent config); run folders are named by their start time."""
+    task = registry.resolve_task_id(opts.run.task)
+    folders = []
+    for entry in ALGORITHMS.values():
+        with contextlib.suppress(UserError):  # a task without that algorithm's agent
+            folders.append(opts.run.log_root / registry.load_cfgs(task, entry, [])[1].experiment_name)
+    runs = [
+        (run.name, folder) for folder in folders for run in folder.glob("*") if run.is_dir() and checkpoints_in(run)
+    ]
+    return resolve_checkpoint("latest", max(runs)[1] if runs else folders[0])
+
+
+def _load_policy(
+    algorithm: str, vec_env: Any, agent_cfg: Any, checkpoint: dict[str, Any], device: str
+) -> tuple[Any, Callable[[Any], torch.Tensor]]:
+    """``(exportable actor, inference policy)`` of ``checkpoint``'s weights: PPO through rsl_rl's runner (as stock
+    play), SAC through :class:`~redline.learning.sac.SAC` (its deterministic ``scale * tanh(mean)``)."""
+    train_cfg = runner_cfg_dict(agent_cfg)
+    if algorithm == "sac":
+        sac = SAC.from_env(vec_env, SACConfig.from_rsl_rl(train_cfg), device=device)
+        weights = {k: checkpoint[k] for k in ("actor_state_dict", "critic_state_dict")}  # no replay, no optimizer
+        sac.load_state_dict(weights, strict=True)
+        return sac.get_policy(), sac.act_inference
+    # heavy: rsl_rl's runner
+    from rsl_rl.runners import OnPolicyRunner
+
+    runner = OnPolicyRunner(vec_env, train_cfg, log_dir=None, device=device)
+    runner.alg.load(checkpoint, None, strict=True)
+    return runner.alg.get_policy(), runner.get_inference_policy(device)
+
+
 def check_viewer(viz: str | None) -> str | None:
     """The Isaac Lab visualizer type for ``--viz``, or a :class:`UserError` saying why it cannot open here."""
     if viz is None:
@@ -60,38 +95,36 @@ def check_viewer(viz: str | None) -> str | None:
 
 
 def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
-    """Play ``opts.steps`` steps and return ``(export folder, episode stats)``."""
+    """Play ``opts.steps`` steps and return ``(export folder, episode stats)``; the checkpoint names its algorithm
+    (a SAC run's ``"algorithm": "sac"``; none: PPO), whose agent config builds the policy."""
 
     visualizer = check_viewer(opts.viz)
-    checkpoint: dict[str, Any] | None = None
-    if opts.checkpoint != "latest":  # a path: load it before paying for the simulator's imports
-        ckpt_path = resolve_checkpoint(opts.checkpoint, None)
-        checkpoint = load_checkpoint(ckpt_path)
+    # a path: loaded before paying for the simulator's imports
+    latest = opts.checkpoint == "latest"
+    ckpt_path = _latest_checkpoint(opts) if latest else resolve_checkpoint(opts.checkpoint, None)
+    checkpoint = load_checkpoint(ckpt_path)
+    algorithm = str(checkpoint.get("algorithm", "ppo"))
+    if algorithm not in ALGORITHMS:
+        raise UserError(f"--checkpoint: '{ckpt_path}' names algorithm '{algorithm}' (valid: {', '.join(ALGORITHMS)})")
     video_envs = None
     if opts.video:
         video_envs = MAX_TILES  # every env is ray-traced; more would only cost time
-    prepared = prepare_env(opts.run, play=True, default_num_envs=video_envs)
+    prepared = prepare_env(opts.run, play=True, default_num_envs=video_envs, agent_entry_point=ALGORITHMS[algorithm])
     env_task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
-    if checkpoint is None:
-        ckpt_path = resolve_checkpoint(opts.checkpoint, opts.run.log_root / agent_cfg.experiment_name)
-        checkpoint = load_checkpoint(ckpt_path)
 
     # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
-    from rsl_rl.runners import OnPolicyRunner
 
     print(f"[redline] playing {env_task} with {ckpt_path} ({env_cfg.scene.num_envs} envs on {device})", flush=True)
     export_dir = ckpt_path.parent / "exported" / ckpt_path.stem  # one folder per checkpoint: model_<it>/
     with isaaclab_env(env_task, env_cfg, visualizer=visualizer) as env:
         vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
-        runner = OnPolicyRunner(vec_env, runner_cfg_dict(agent_cfg), log_dir=None, device=device)
         try:
-            runner.alg.load(checkpoint, None, strict=True)
+            actor, policy = _load_policy(algorithm, vec_env, agent_cfg, checkpoint, device)
         except RuntimeError as exc:
             detail = str(exc).strip().splitlines()[-1].strip()
             raise UserError(f"--checkpoint: '{ckpt_path}' does not fit task {env_task} ({detail})") from exc
-        export_policy(runner.alg.get_policy(), export_dir)
-        policy = runner.get_inference_policy(device)
+        export_policy(actor, export_dir)
         if opts.video:
             stats = _rollout_recorded(
                 vec_env, policy, opts.steps, ckpt_path.parent / "videos" / f"play_{ckpt_path.stem}.mp4"

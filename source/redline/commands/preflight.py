@@ -12,7 +12,8 @@ from redline.envs.prepare import PreparedEnv, physics_preset, prepare_env, runne
 from redline.errors import UserError
 from redline.learning.config import PPOConfig
 from redline.learning.limits import check_rollout
-from redline.options import TrainOptions
+from redline.learning.sac import SACConfig
+from redline.options import ALGORITHMS, TrainOptions
 from redline.outputs.checkpoints import load_checkpoint
 from redline.outputs.folders import check_writable
 from redline.outputs.run_search import RESUME_NEVER, resolve_checkpoint
@@ -27,7 +28,7 @@ class TrainSetup:
 
     env: PreparedEnv
     """The task's configs with the options applied (:func:`redline.envs.prepare.prepare_env`)."""
-    learner_cfg: PPOConfig | None
+    learner_cfg: PPOConfig | SACConfig | None
     """The redline learner's config from the agent config (None for ``--learner rsl_rl``)."""
 
 
@@ -43,7 +44,7 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> TrainSetup:
     """
     check_choice("--learner", opts.learner, LEARNERS, "learner")  # --precision, --profile: TrainOptions checks them
     run = opts.run if ctx is None else dataclasses.replace(opts.run, device=ctx.device)
-    prepared = prepare_env(run, rank=0 if ctx is None else ctx.rank)
+    prepared = prepare_env(run, rank=0 if ctx is None else ctx.rank, agent_entry_point=ALGORITHMS[opts.algorithm])
     env_cfg, agent_cfg = prepared.env_cfg, prepared.agent_cfg
     if opts.distributed_or_nproc and opts.learner == "rsl_rl" and prepared.device == "cpu":
         raise UserError("--learner: rsl_rl's multi-process training needs CUDA (NCCL); on CPU use --learner redline")
@@ -55,17 +56,29 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> TrainSetup:
     world = ctx.world_size if ctx is not None else (opts.nproc or 1)
     # minibatches against the rollout: the redline learner partitions all ranks' transitions, rsl_rl each rank's
     envs = env_cfg.scene.num_envs * (world if opts.learner == "redline" else 1)
-    check_rollout(agent_cfg.num_steps_per_env, envs, agent_cfg.algorithm.num_mini_batches)
+    sac = None
+    if opts.algorithm == "sac":  # the agent's fields, and the batch against the whole replay buffer
+        sac = SACConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), **_precision(opts.precision))
+        sac.check_envs(env_cfg.scene.num_envs * world)
+    else:
+        check_rollout(agent_cfg.num_steps_per_env, envs, agent_cfg.algorithm.num_mini_batches)
     if not opts.no_memory_check:
         ranks = opts.nproc or (ranks_on_host() if ctx is not None else 1)
         physics = physics_preset(prepared.task, prepared.device, opts.run.overrides)
         check_run(prepared.task, physics, prepared.device, rollout_shape(env_cfg, agent_cfg), ranks)
     if ctx is None or ctx.rank == 0:  # created and test-written before the simulator starts
         check_writable(opts.run.log_root / agent_cfg.experiment_name, "--log_root")
-    learner = None
+    learner: PPOConfig | SACConfig | None = None
     if opts.learner == "redline":
-        learner = PPOConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), precision=opts.precision, capture=opts.capture)
+        learner = sac or PPOConfig.from_rsl_rl(
+            runner_cfg_dict(agent_cfg), precision=opts.precision, capture=opts.capture
+        )
     return TrainSetup(prepared, learner)
+
+
+def _precision(precision: str | None) -> dict[str, str]:
+    """``--precision`` as a learner config override (none: the agent config's)."""
+    return {} if precision is None else {"precision": precision}
 
 
 def check_launch(opts: TrainOptions) -> None:

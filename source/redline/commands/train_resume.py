@@ -110,6 +110,7 @@ def experiment_options(opts: TrainOptions, prepared: PreparedEnv, world: int) ->
         "seeding": opts.run.seeding,
         "max_iterations": prepared.agent_cfg.max_iterations,
         "learner": opts.learner,
+        **({"algorithm": opts.algorithm} if opts.algorithm != "ppo" else {}),  # PPO runs keep their fingerprints
         "precision": opts.precision,
         "capture": opts.capture,
         "run_name": opts.run_name,

@@ -204,7 +204,7 @@ def rollout_shape(env_cfg: Any, agent_cfg: Any) -> RolloutShape:
         obs_dim=_size(getattr(env_cfg, "observation_space", None), UNKNOWN_OBS),
         critic_obs_dim=_size(getattr(env_cfg, "state_space", None), 0),
         action_dim=_size(getattr(env_cfg, "action_space", None), UNKNOWN_ACTIONS),
-        num_mini_batches=agent_cfg.algorithm.num_mini_batches,
+        num_mini_batches=getattr(agent_cfg.algorithm, "num_mini_batches", 1),  # SAC's agent has none
         hidden_dims=tuple(int(h) for h in hidden),
     )
 

@@ -15,7 +15,7 @@ from redline.device import resolve_device
 from redline.envs import registry
 from redline.envs.checks import check_settings
 from redline.errors import UserError
-from redline.options import RunOptions
+from redline.options import ALGORITHMS, RunOptions
 from redline.seeding.plan import seed_plan
 
 CPU_PHYSICS = "mujoco_cpu"
@@ -38,7 +38,12 @@ class PreparedEnv:
 
 
 def prepare_env(
-    run: RunOptions, *, play: bool = False, rank: int = 0, default_num_envs: int | None = None
+    run: RunOptions,
+    *,
+    play: bool = False,
+    rank: int = 0,
+    default_num_envs: int | None = None,
+    agent_entry_point: str = ALGORITHMS["ppo"],
 ) -> PreparedEnv:
     """Resolve and validate ``run`` and return the configs with it applied.
 
@@ -51,6 +56,7 @@ def prepare_env(
         rank: this process's rank in a data-parallel run: its envs' global ids start at ``rank * num_envs``.
         default_num_envs: the env count when neither ``num_envs`` nor an ``env.scene.num_envs`` override is given
             (None: the task's default for the device), e.g. the number of envs a video shows.
+        agent_entry_point: the registration key of the agent config (:data:`redline.options.ALGORITHMS`).
 
     Sets ``scene.num_envs``, ``sim.device`` and ``seed`` of the env config, its seeding strategy, seed and env-id
     offset, and the agent config's ``device`` (both of Isaac Lab's CPU traps) and ``seed``; then checks every
@@ -61,7 +67,7 @@ def prepare_env(
     env_task = registry.play_twin(task) if play else task
     device = resolve_device(run.device)
     overrides = physics_overrides(env_task, device, run.overrides)
-    env_cfg, agent_cfg = registry.load_cfgs(env_task, "rsl_rl_cfg_entry_point", overrides)
+    env_cfg, agent_cfg = registry.load_cfgs(env_task, agent_entry_point, overrides)
     overridden = any(token.partition("=")[0] == "env.scene.num_envs" for token in run.overrides)
     task_default = getattr(env_cfg, "cpu_num_envs", None) if device == "cpu" else None
     if run.num_envs is not None:
@@ -114,4 +120,9 @@ def runner_cfg_dict(agent_cfg: Any) -> dict:
     from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
 
     cfg = agent_cfg.copy()
-    return handle_deprecated_rsl_rl_cfg(cfg, importlib.metadata.version("rsl-rl-lib")).to_dict()
+    train_cfg = handle_deprecated_rsl_rl_cfg(cfg, importlib.metadata.version("rsl-rl-lib")).to_dict()
+    for role in ("actor", "critic"):  # the shims need an (empty) rsl_rl distribution on SAC's models: none reach it
+        model = train_cfg.get(role)
+        if isinstance(model, dict) and str(model.get("class_name", "")).startswith("SAC"):
+            model.pop("distribution_cfg", None)
+    return train_cfg

@@ -2,9 +2,10 @@
 
 A learner's iteration is ``num_steps_per_env`` x (act -> ``env.step`` -> record) under ``torch.inference_mode``,
 then the returns, then the update. :func:`rollout` is that loop for any learner (rsl_rl's runs through it in
-``redline bench learner``); :func:`collect_rollout` and :func:`train_iteration` bind it to the redline
-:class:`~redline.learning.ppo.PPO`. An optional phase timer sees the env steps (``"env"``), the returns (``"gae"``)
-and the update (``"update"``); without one nothing is timed and nothing is read from the device.
+``redline bench learner``); :func:`collect_rollout` and :func:`train_iteration` bind it to a redline learner,
+:class:`~redline.learning.ppo.PPO` or an :class:`OffPolicyLearner` (:class:`redline.learning.sac.SAC`). An optional
+phase timer sees the env steps (``"env"``), the returns (``"gae"``) and the update (``"update"``); without one
+nothing is timed and nothing is read from the device.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from tensordict import TensorDict
@@ -25,6 +26,23 @@ PhaseTimer = Callable[[str], AbstractContextManager[Any]]
 
 StepHook = Callable[[torch.Tensor, torch.Tensor, dict[str, Any]], None]
 """``on_step(rewards, dones, extras)``, called after every env step (e.g. episode statistics on the device)."""
+
+
+class OffPolicyLearner(Protocol):
+    """What the rollout calls on an off-policy learner (:class:`redline.learning.sac.SAC`, which this module does
+    not import): PPO's calls, but each step is recorded with its next observation."""
+
+    cfg: Any
+
+    def act(self, obs: TensorDict) -> torch.Tensor: ...
+
+    def process_env_step(
+        self, next_obs: TensorDict, rewards: torch.Tensor, dones: torch.Tensor, extras: Any
+    ) -> None: ...
+
+    def compute_returns(self, obs: TensorDict) -> None: ...
+
+    def update(self) -> dict[str, torch.Tensor]: ...
 
 
 def no_timer(phase: str) -> AbstractContextManager[None]:
@@ -100,9 +118,14 @@ def rollout(
 
 
 def collect_rollout(
-    alg: PPO, env: Any, obs: TensorDict, timer: PhaseTimer = no_timer, on_step: StepHook | None = None
+    alg: PPO | OffPolicyLearner,
+    env: Any,
+    obs: TensorDict,
+    timer: PhaseTimer = no_timer,
+    on_step: StepHook | None = None,
 ) -> TensorDict:
-    """:func:`rollout` of ``alg.cfg.num_steps_per_env`` steps with the redline learner; its storage must be empty.
+    """:func:`rollout` of ``alg.cfg.num_steps_per_env`` steps with a redline learner (PPO: its storage must be
+    empty; SAC: each transition goes to its replay, with the step's next observation).
 
     Args:
         alg: the learner.
@@ -112,8 +135,11 @@ def collect_rollout(
         on_step: called after the learner records each step.
     """
 
-    def record(_obs: TensorDict, rewards: torch.Tensor, dones: torch.Tensor, extras: dict[str, Any]) -> None:
-        alg.process_env_step(rewards, dones, extras)
+    def record(next_obs: TensorDict, rewards: torch.Tensor, dones: torch.Tensor, extras: dict[str, Any]) -> None:
+        if isinstance(alg, PPO):
+            alg.process_env_step(rewards, dones, extras)
+        else:
+            alg.process_env_step(next_obs, rewards, dones, extras)
         if on_step is not None:
             on_step(rewards, dones, extras)
 
@@ -121,7 +147,11 @@ def collect_rollout(
 
 
 def train_iteration(
-    alg: PPO, env: Any, obs: TensorDict, timer: PhaseTimer = no_timer, on_step: StepHook | None = None
+    alg: PPO | OffPolicyLearner,
+    env: Any,
+    obs: TensorDict,
+    timer: PhaseTimer = no_timer,
+    on_step: StepHook | None = None,
 ) -> tuple[TensorDict, dict[str, torch.Tensor]]:
     """:func:`collect_rollout` then :meth:`PPO.update` (timed as ``update``); returns the next observation and the
     update's 0-dim metrics (device tensors)."""

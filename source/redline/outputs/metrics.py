@@ -18,6 +18,9 @@ the device once). The keys, the same for both learners where both have the quant
   ``explained_variance``, ``first_ratio_dev``; in a multi-process run ``ranks`` (each rank's ``env_s``,
   ``inference_s``, ``update_s``, ``wait_s`` inside collectives, ``cpu_s`` its process got, ``wall_s``) and
   ``straggler`` (the rank holding the others back and why, or None; :mod:`redline.telemetry.stragglers`);
+- redline's SAC learner (``--algorithm sac``): its update's metrics under their own names (``critic_loss``,
+  ``actor_loss``, ``alpha``, ...; ``learner/<key>`` where a key above has the name, e.g. ``learner/mean_reward``, the
+  mean reward per env step); no ``lr``, ``surrogate_loss``, ``value_loss``, ``kl``; ``learner_gflops`` None;
 - rsl_rl learner only: ``loss/<name>`` for its other losses.
 """
 

@@ -19,6 +19,7 @@ import torch
 from redline.learning import PPO
 from redline.learning.precision import cpu_bf16_units
 from redline.learning.rollout import PhaseTimes
+from redline.learning.sac import SAC
 from redline.outputs.metrics import MetricsLog, warn_once
 from redline.runners.writers import Clip, log_video, open_writer, purge_from
 from redline.telemetry.flops import iteration_flops, layer_sizes, peak_tflops
@@ -50,7 +51,8 @@ LEARNER_KEYS = (
     "explained_variance",
     "first_ratio_dev",
 )
-"""Learner metrics (0-dim device tensors from :meth:`PPO.update`) copied into each record under the same names."""
+"""Learner metrics (0-dim device tensors from :meth:`PPO.update`) copied into each record under the same names; the
+SAC learner's record holds its own (:meth:`SAC.update`'s, ``action_std`` among them)."""
 
 
 class IterationLogger:
@@ -73,7 +75,7 @@ class IterationLogger:
     def __init__(
         self,
         run_dir: Path | None,
-        alg: PPO,
+        alg: PPO | SAC,
         num_envs: int,
         num_iterations: int,
         env_steps: int = 0,
@@ -91,12 +93,14 @@ class IterationLogger:
         self._logging_s = 0.0
         self._t_logged: float | None = None
         self._t_iteration = (time.perf_counter(), time.process_time())  # wall and CPU clocks at the iteration's start
-        self._flops = iteration_flops(
-            layer_sizes(alg.actor.mlp),
-            layer_sizes(alg.critic.mlp),
-            alg.cfg.num_steps_per_env * num_envs,  # this rank's learner work
-            alg.cfg.num_learning_epochs,
-        )
+        self._flops = None  # SAC: no FLOP model yet
+        if isinstance(alg, PPO):
+            self._flops = iteration_flops(
+                layer_sizes(alg.actor.mlp),
+                layer_sizes(alg.critic.mlp),
+                alg.cfg.num_steps_per_env * num_envs,  # this rank's learner work
+                alg.cfg.num_learning_epochs,
+            )
         device = torch.device(alg.device)
         self._device_type = device.type
         self._cpu_bf16 = cpu_bf16_units() if device.type == "cpu" else None
@@ -153,7 +157,8 @@ class IterationLogger:
         ranks = self._gather_ranks(split)  # a collective: every rank takes part, rank 0 keeps the figures
         if self._metrics is None:
             return
-        gflops = self._flops / 1e9 / max(split["inference_s"] + split["gae_s"] + split["update_s"], 1e-12)
+        learner_s = max(split["inference_s"] + split["gae_s"] + split["update_s"], 1e-12)
+        gflops = None if self._flops is None else self._flops / 1e9 / learner_s
         gpu = self._monitor.read() if self._monitor is not None else {"gpu_util": None, "gpu_mem_gb": None}
         bottleneck, action = verdict(
             split,
@@ -164,12 +169,15 @@ class IterationLogger:
             gpu_util=gpu["gpu_util"],
             cpu_bf16=self._cpu_bf16,
         )
-        values = torch.stack([learner[k].float().reshape(()) for k in LEARNER_KEYS] + [self.alg.action_std().mean()])
+        alg = self.alg
+        keys = LEARNER_KEYS if isinstance(alg, PPO) else tuple(k for k in learner if k != "action_std")
+        std = alg.action_std().mean() if isinstance(alg, PPO) else learner["action_std"]
+        values = torch.stack([learner[k].float().reshape(()) for k in keys] + [std.float().reshape(())])
         if ranks is not None:  # the ranks' figures come back in the same host transfer as the learner's metrics
             values = torch.cat([values, ranks.to(values.device, torch.float32).reshape(-1)])
         read = values.tolist()
-        learner_values, action_std = read[: len(LEARNER_KEYS)], read[len(LEARNER_KEYS)]
-        flat = read[len(LEARNER_KEYS) + 1 :]  # (world_size x RANK_KEYS) in a multi-process run, else empty
+        learner_values, action_std = read[: len(keys)], read[len(keys)]
+        flat = read[len(keys) + 1 :]  # (world_size x RANK_KEYS) in a multi-process run, else empty
         per_rank = [
             dict(zip(RANK_KEYS, flat[i : i + len(RANK_KEYS)], strict=True)) for i in range(0, len(flat), len(RANK_KEYS))
         ]
@@ -184,12 +192,12 @@ class IterationLogger:
             "learn_s": times["update"],
             **split,
             "learner_gflops": gflops,
-            "mfu": None if self._peak is None else gflops / (self._peak * 1e3),
+            "mfu": None if self._peak is None or gflops is None else gflops / (self._peak * 1e3),
             **gpu,
             "bottleneck": bottleneck,
             "next_action": action,
             "precision": self.alg.precision.mode,
-            "capture": self.alg.capture_plan.kind,
+            "capture": alg.capture_plan.kind if isinstance(alg, PPO) else "off",
             "world_size": self.alg.comm.world_size,
             "collectives": comm.calls,  # per iteration; 0 in a single process
             "action_std": action_std,
@@ -198,7 +206,8 @@ class IterationLogger:
             record["ranks"] = [{k: round(v, 4) for k, v in r.items()} for r in per_rank]
             cpu_threads = torch.get_num_threads() if self._device_type == "cpu" else None  # the process's core share
             record["straggler"] = straggler(per_rank, cpu_threads)
-        record.update(zip(LEARNER_KEYS, learner_values, strict=True))
+        for key, value in zip(keys, learner_values, strict=True):  # SAC's mean_reward is per step: not the episodes'
+            record[key if key not in record else f"learner/{key}"] = value
         self._metrics.write(record)
 
     def _gather_ranks(self, split: dict[str, float]) -> torch.Tensor | None:

@@ -1,6 +1,8 @@
-"""The redline runner: the redline learner over an Isaac Lab env, iteration by iteration, with atomic checkpoints.
+"""The redline runner: a redline learner over an Isaac Lab env, iteration by iteration, with atomic checkpoints.
 
-The loop is :func:`redline.learning.rollout.collect_rollout` then :meth:`PPO.update`; it reads nothing from the device
+The learner is :class:`~redline.learning.PPO` or the off-policy :class:`~redline.learning.sac.SAC` (chosen by its
+config's type; a checkpoint names it under ``"algorithm"``). The loop is
+:func:`redline.learning.rollout.collect_rollout` then the learner's ``update``; it reads nothing from the device
 until the end of each iteration, where the NaN guard's counters, the episode statistics and the record are read
 (one ``tolist`` each). Logging lives in :class:`~redline.runners.iteration_logger.IterationLogger`.
 """
@@ -22,6 +24,7 @@ from redline.errors import UserError
 from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator
 from redline.learning.rollout import PhaseTimes, collect_rollout
+from redline.learning.sac import SAC, SACConfig
 from redline.outputs.checkpoints import save_atomic
 from redline.run_state.parts import RUN_STATE_KEY, gather_run_state, restore_run_state, why_not_saved
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
@@ -52,12 +55,29 @@ def resolve_default_groups(cfg: PPOConfig, train_cfg: dict, obs: TensorDict) -> 
     return dataclasses.replace(cfg, **{k: v for k, v in models.items() if k in ("actor", "critic")})
 
 
+SAC_RANKS_KEY = "sac_ranks"
+"""A multi-rank SAC checkpoint's per-rank parts (:meth:`SAC.rank_state_dict`: replay, exploration generator), in
+rank order; a single process's are in the learner's own state."""
+
+
+def request_final_observation(env: Any) -> None:
+    """Ask a redline task for each step's true final observation (``extras["final_observation"]``, its
+    ``final_observation`` config switch); other envs give none (SAC then bootstraps time-outs from the reset
+    observation, and says so once)."""
+    cfg = getattr(getattr(env, "unwrapped", env), "cfg", None)
+    if cfg is not None and hasattr(cfg, "final_observation"):
+        cfg.final_observation = True
+
+
 class RedlineRunner:
-    """Trains :class:`redline.learning.PPO` on an rsl_rl-style vec env (Isaac Lab's ``RslRlVecEnvWrapper``).
+    """Trains :class:`redline.learning.PPO` or :class:`redline.learning.sac.SAC` on an rsl_rl-style vec env (Isaac
+    Lab's ``RslRlVecEnvWrapper``).
 
     Args:
         env: the wrapped env (``get_observations``, ``step``, ``num_envs``, ``num_actions``, ``device``).
-        cfg: the learner's hyper-parameters.
+        cfg: the learner's hyper-parameters: a :class:`PPOConfig` trains PPO, a :class:`SACConfig` SAC (whose
+            time-outs bootstrap from the env's true final observation: the runner switches a redline task's
+            ``final_observation`` on).
         run_dir: where checkpoints and ``metrics.jsonl`` go (None: no files, e.g. for play).
         device: where the learner lives.
         seed: seed of the learner's own generator (action noise, minibatch order).
@@ -71,7 +91,7 @@ class RedlineRunner:
     def __init__(
         self,
         env: Any,
-        cfg: PPOConfig,
+        cfg: PPOConfig | SACConfig,
         run_dir: Path | None,
         device: str,
         seed: int,
@@ -81,8 +101,10 @@ class RedlineRunner:
     ) -> None:
         self.env = env
         self.train_cfg = train_cfg
-        if train_cfg is not None:
+        if train_cfg is not None and isinstance(cfg, PPOConfig):
             cfg = resolve_default_groups(cfg, train_cfg, env.get_observations())
+        if isinstance(cfg, SACConfig):
+            request_final_observation(env)
         self.cfg = cfg
         self.run_dir = run_dir
         self.device = device
@@ -91,7 +113,11 @@ class RedlineRunner:
         cuda = torch.device(device).type == "cuda"
         with torch.random.fork_rng(devices=[torch.device(device)] if cuda else [], device_type="cuda"):
             torch.manual_seed(seed_plan(seed).torch)  # initial weights: the seed only, not what the env drew before
-            self.alg = PPO.from_env(env, cfg, device=device, seed=seed, comm=self.comm)
+            self.alg: PPO | SAC = (
+                SAC.from_env(env, cfg, device=device, seed=seed, comm=self.comm)
+                if isinstance(cfg, SACConfig)
+                else PPO.from_env(env, cfg, device=device, seed=seed, comm=self.comm)
+            )
         self.iteration = -1  # the last finished iteration
         self.tracker = EpisodeTracker(env.num_envs, env.device)
         self._progress = (0, 0.0)  # (env steps, training seconds) so far, continued across a resume
@@ -204,6 +230,9 @@ class RedlineRunner:
         seeding = gather_seeding_state(self.env, self.comm)
         unsaved = why_not_saved(self.env)
         mine = {"noise_generator": self.alg.noise_generator}  # this rank's action noise (without env streams)
+        sac_ranks = None  # SAC on several ranks: each rank's replay and generator (a collective: every rank sends)
+        if isinstance(self.alg, SAC) and self.comm.distributed:
+            sac_ranks = self.comm.gather_objects(self.alg.rank_state_dict())
         run_state = None if unsaved is not None else gather_run_state(self.env, self.tracker, self.comm, mine)
         if path is None:
             return
@@ -215,6 +244,8 @@ class RedlineRunner:
         state["env_steps"], state["wall_time_s"] = self._progress
         state["infos"] = None
         state["world_size"] = self.comm.world_size
+        if sac_ranks is not None:
+            state[SAC_RANKS_KEY] = sac_ranks
         if seeding is not None:
             state[SEEDING_KEY] = seeding
         if run_state is not None:
@@ -227,6 +258,15 @@ class RedlineRunner:
         at the iteration after the saved one, from the saved env state when the checkpoint holds one (else from
         fresh resets, with a one-line warning)."""
         self.alg.load_state_dict(checkpoint)
+        sac_ranks = checkpoint.get(SAC_RANKS_KEY)
+        if isinstance(self.alg, SAC) and sac_ranks is not None:
+            if len(sac_ranks) != self.comm.world_size:
+                n = len(sac_ranks)
+                raise UserError(
+                    f"--resume: this SAC checkpoint holds the replay of {n} ranks; resume it on {n} ranks "
+                    f"(--nproc {n}, the same --num_envs per rank), not {self.comm.world_size}"
+                )
+            self.alg.load_rank_state_dict(sac_ranks[self.comm.rank])
         self.iteration = int(checkpoint["iter"])
         self._progress = (int(checkpoint.get("env_steps", 0)), float(checkpoint.get("wall_time_s", 0.0)))
         restore_seeding_state(checkpoint, self.env)

@@ -16,9 +16,10 @@ A ``per_env``/``eval`` draw is Philox4x32-10 of the counter ``(g, episode, domai
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -235,6 +236,23 @@ class EnvStreams:
             else z * std + mean
         )
         return z if z.shape[1:] == shape else z.reshape(z.shape[0], *shape)
+
+    @contextlib.contextmanager
+    def rewound(self) -> Iterator[None]:
+        """Draws made inside leave no trace: every counter, and torch's global generator on the streams' device
+        (the ``shared`` strategy's), is put back as it was on exit, so what is drawn next is what would have been
+        drawn without them (e.g. a second, look-only observation whose noise must not move the streams on)."""
+        counters = (self.episode, self.blocks_used, self._blocks_used_policy)
+        saved = tuple(c.clone() for c in counters)
+        devices = [self.device] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices, device_type="cuda"):
+            try:
+                yield
+            finally:  # in place: the host path's numpy views share the counters' memory
+                for counter, value in zip(
+                    (self.episode, self.blocks_used, self._blocks_used_policy), saved, strict=True
+                ):
+                    counter.copy_(value)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         """Per-env counters (by global env id), so a resumed run continues the same streams."""

@@ -20,6 +20,7 @@ class VelocityEnv(RedlineEnvMixin, ManagerBasedRLEnv):
     run_state_buffers = ()
 
     def _reset_idx(self, env_ids: torch.Tensor | slice) -> None:
+        self.capture_final_observation()  # before the episode count moves on
         ids = torch.arange(self.num_envs, device=self.device)[env_ids] if isinstance(env_ids, slice) else env_ids
         self.streams.begin_episode(ids)  # before the reset events draw the episode's start state
         super()._reset_idx(env_ids)

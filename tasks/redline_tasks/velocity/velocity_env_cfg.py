@@ -242,6 +242,10 @@ class VelocityFlatEnvCfg(ManagerBasedRLEnvCfg):
     the CPU default physics (``mujoco_cpu``) env steps/s still grow from 256 to 1024 envs (6.2k -> 7.6k on 2 cores),
     and a 24.6k-sample batch (5 epochs x 4 minibatches of 6.1k) walked within 30 min of training (docs/go1.md)."""
 
+    final_observation: bool = False
+    """Each step's extras carry the true final observation (:data:`redline_tasks.common.FINAL_OBSERVATION`); off:
+    nothing is computed."""
+
     def __post_init__(self):
         self.decimation = 4
         self.episode_length_s = 20.0  # [s]

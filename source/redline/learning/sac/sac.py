@@ -1,0 +1,543 @@
+"""The off-policy learner: SAC with a C51 clipped double-Q critic on a TensorDict replay, data-parallel.
+
+Per iteration the caller runs ``num_steps_per_env`` x (:meth:`SAC.act` -> ``env.step`` -> :meth:`SAC.process_env_step`),
+then :meth:`SAC.update`: the observation normalisers take the iteration's observations, then
+``num_steps_per_env * updates_per_step`` gradient steps run (none before ``learning_starts``). A gradient step samples
+the global minibatch's share of this rank's envs (:mod:`.replay`), computes the critic loss against the projected
+soft n-step target and, every ``policy_frequency``-th step, the actor and temperature losses; the gradients of all
+three travel in one flat buffer through one all-reduce, then each network takes its own Adam step and the target
+critic follows by Polyak averaging. The actor's loss reads the critic before this step's critic update (one step
+stale, the price of one all-reduce per step).
+
+Nothing in :meth:`SAC.update` reads a device value on the host: the step's branching (policy step or not, learning
+started or not) follows host counters, the sampled indices and the exploration noise of the update come from
+counter-based Philox draws on the device, and the metrics are returned as 0-dim device tensors.
+
+The hook for CUDA-graph capture is :meth:`SAC._gradient_step`: for each value of its one host argument (a policy step
+or a critic-only step) it runs a fixed sequence of kernels on tensors at fixed addresses (the replay, the flat
+parameter / gradient / target buffers, the update counter, the skip flag), so it could be recorded as two graphs and
+replayed; that needs ``capturable=True`` optimizers on CUDA and is not done here (no GPU to test it on).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+from rsl_rl.models import MLPModel
+from tensordict import TensorDict
+from torch import nn
+
+from redline.errors import UserError
+from redline.learning.distributed import Communicator
+from redline.learning.models import PrecisionNet, merge_obs_moments
+from redline.learning.precision import Precision
+from redline.learning.sac.flat_params import FlatParams
+from redline.learning.sac.networks import DistributionalCritic, TanhGaussian, build_actor, squashed_sample
+from redline.learning.sac.replay import ReplayBuffer
+from redline.learning.sac.reward_norm import RewardNormalizer
+from redline.learning.sac.sac_config import SACConfig
+from redline.learning.sac.sac_losses import (
+    actor_loss,
+    categorical_projection,
+    clipped_double_q_target,
+    critic_loss,
+    temperature_loss,
+)
+from redline.seeding.philox import MASK32
+from redline.seeding.plan import seed_plan
+
+STEP_METRICS = ("critic_loss", "q_mean", "actor_loss", "alpha_loss", "entropy")
+"""Per-gradient-step statistics that travel in the gradient all-reduce (the actor's on policy steps only)."""
+_CRITIC_METRICS = 2
+"""The first :data:`STEP_METRICS` are the critic's (every step); the others the actor's (policy steps)."""
+NEXT_ACTION_NOISE, ACTION_NOISE = 0, 1
+"""The update's two rows of noise per sample (:meth:`.replay.ReplayBuffer.draw`): the target's next action, the
+actor loss's action."""
+
+
+def philox_key(seed: int) -> tuple[int, int]:
+    """The Philox key of a run's minibatch and update-noise draws (the seed plan's minibatch seed, two words)."""
+    minibatch = seed_plan(seed).minibatch
+    return (minibatch & MASK32, (minibatch >> 32) & MASK32)
+
+
+class SAC:
+    """SAC with a C51 clipped double-Q critic on a TensorDict replay, data-parallel, no host reads in update().
+
+    Args:
+        obs: one observation TensorDict of batch size ``[N]`` (``env.get_observations()``), for shapes.
+        num_actions: A.
+        cfg: hyper-parameters; kept as given (frozen).
+        device: where the networks, the replay and the update live.
+        seed: seeds the initial weights (the same on every rank, without touching torch's global generator), the
+            minibatch and update-noise draws (the same on every rank: counter-based, keyed by it) and the
+            exploration noise (``seed`` and the global rank, when :attr:`action_noise` is None).
+        comm: the data-parallel communicator (None: a single process). All ranks must construct the learner.
+    """
+
+    def __init__(
+        self,
+        obs: TensorDict,
+        num_actions: int,
+        cfg: SACConfig,
+        device: torch.device | str = "cpu",
+        seed: int = 0,
+        comm: Communicator | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.device = torch.device(device)
+        self.precision = Precision.resolve(cfg.precision, self.device)
+        obs = obs.to(self.device)
+        self.num_envs = int(obs.batch_size[0])
+        self.num_actions = num_actions
+        self.comm = comm if comm is not None else Communicator(device=self.device)
+        counts = self.comm.all_gather(torch.tensor([self.num_envs], device=self.comm.device)).reshape(-1).tolist()
+        self.env_offset = int(sum(counts[: self.comm.rank]))
+        """Global id of this rank's env 0 (0 in one process)."""
+        self.global_num_envs = int(sum(counts))
+        """Envs over all ranks."""
+        cfg.check_envs(self.global_num_envs)
+        available = set(obs.keys())
+        for role, names in (("actor", cfg.actor.obs_groups), ("critic", cfg.critic.obs_groups)):
+            missing = [g for g in names if g not in available]
+            if missing:
+                raise UserError(f"{role}.obs_groups: {missing} not in the env's observations {sorted(available)}")
+        seeds = seed_plan(seed, self.comm.rank)
+        with torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []):
+            torch.manual_seed(seeds.torch)
+            self.actor = build_actor(obs, num_actions, cfg.actor, cfg.obs_normalization).to(self.device)
+            self.critic = DistributionalCritic(obs, num_actions, cfg.critic, cfg.obs_normalization).to(self.device)
+        self.target_qs = copy.deepcopy(self.critic.qs).requires_grad_(False)
+        """The target critic's two Q networks (the critic's observation normaliser serves both)."""
+        self.log_alpha = nn.Parameter(torch.tensor(math.log(cfg.alpha_init), device=self.device))
+        self.target_entropy = float(-num_actions if cfg.target_entropy is None else cfg.target_entropy)
+        self.flat = FlatParams(
+            [self.actor.parameters(), self.critic.parameters(), [self.log_alpha]], reduce_extra=len(STEP_METRICS)
+        )
+        """Actor, critic and log alpha as views of one flat buffer (segments 0, 1, 2); one all-reduce per step."""
+        fused = self.device.type in ("cpu", "cuda") or None
+        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_learning_rate, fused=fused)
+        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_learning_rate, fused=fused)
+        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=cfg.alpha_learning_rate, fused=fused)
+        self._target_flat = torch.cat([p.detach().reshape(-1) for p in self.target_qs.parameters()])
+        """The target critic's parameters as one buffer (they are views of it), laid out as the critic's segment of
+        :attr:`flat` (the critic's parameters are its two Q networks')."""
+        offset = 0
+        for p in self.target_qs.parameters():
+            p.data = self._target_flat[offset : offset + p.numel()].view_as(p)
+            offset += p.numel()
+        self._found_inf = torch.zeros((), device=self.device)
+        """1.0 where this step's reduced gradient is not finite: every optimizer then skips it (Adam's ``found_inf``,
+        the protocol of ``GradScaler``; the fused kernel returns before touching anything)."""
+        self._skipped = torch.zeros((), device=self.device)
+        """Gradient steps skipped on a non-finite gradient this iteration."""
+        for optimizer in (self.actor_optimizer, self.critic_optimizer, self.alpha_optimizer):
+            optimizer.found_inf = self._found_inf  # type: ignore[attr-defined]  # read by Adam.step
+        self._actor_net = PrecisionNet(self.actor, self.precision)
+        self._dist: TanhGaussian = self.actor.distribution  # type: ignore[assignment]
+        self._groups = tuple(dict.fromkeys(cfg.actor.obs_groups + cfg.critic.obs_groups))
+        self.replay = ReplayBuffer(
+            cfg.buffer_size_per_env,
+            obs,
+            self._groups,
+            num_actions,
+            self.device,
+            env_offset=self.env_offset,
+            global_num_envs=self.global_num_envs,
+        )
+        self.reward_normalizer = (
+            RewardNormalizer(self.num_envs, cfg.gamma, cfg.reward_norm_max_return, self.device)
+            if cfg.reward_normalization
+            else None
+        )
+        """FlashSAC-style reward scale (:mod:`.reward_norm`), or None."""
+        self.seed = seed
+        self._key = philox_key(seed)
+        """The Philox key of the minibatch and update-noise draws: the same on every rank."""
+        self.noise_generator = torch.Generator(device=self.device)
+        """Draws the exploration noise when :attr:`action_noise` is None; seeded by (seed, global rank)."""
+        self.noise_generator.manual_seed(seeds.noise)
+        self.action_noise: Callable[[], torch.Tensor] | None = None
+        """Source of the ``(N, A)`` standard-normal exploration noise; None: :attr:`noise_generator`. Set it to the
+        env's per-env streams (:func:`redline.seeding.plan.bind_action_noise`) for partition-invariant exploration."""
+        self.symmetry: Callable[..., tuple[Any, Any]] | None = None
+        """Symmetry augmentation: rsl_rl's ``data_augmentation_func(env=, obs=, actions=)`` (the originals first,
+        then their mirrored copies), or None. Each sampled minibatch then trains on itself and its mirror images
+        (observations, next observations and actions mirrored; rewards and discounts repeated)."""
+        self.symmetry_env: Any = None
+        """The ``env`` argument handed to :attr:`symmetry`."""
+        self.gradient_steps = 0
+        """Gradient steps taken (host int: decides the policy steps)."""
+        self._update_index = torch.zeros((), dtype=torch.int64, device=self.device)
+        """Device mirror of :attr:`gradient_steps`: the counter of the update's Philox draws."""
+        self._pending: tuple[dict[str, torch.Tensor], torch.Tensor] | None = None
+        """The observation groups and actions of the last :meth:`act`, stored by :meth:`process_env_step`."""
+        self._new_steps = 0
+        """Env steps stored since the last :meth:`update` (the observation normalisers' batch)."""
+        self._warned_final_obs = False
+        self._std = torch.ones(num_actions, device=self.device)
+        """Mean exploration std of the last policy step's batch, ``(A,)``."""
+        self._grad_norms = torch.zeros(3, device=self.device)
+        """Gradient norms (actor, critic, log alpha): the critic's of the last step, the others of the last policy
+        step."""
+        self._mean_reward = torch.zeros((), device=self.device)
+        self._reward_sum = torch.zeros((), device=self.device)
+        self.replay.local_plan(cfg.batch_size)  # the sampling plan's one host-to-device copy, here, not in update()
+        self.sync_replicas()
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Any,
+        cfg: SACConfig,
+        device: torch.device | str = "cpu",
+        seed: int = 0,
+        comm: Communicator | None = None,
+    ) -> SAC:
+        """Build from an rsl_rl-style vec env (``get_observations()``, ``num_actions``)."""
+        return cls(env.get_observations(), env.num_actions, cfg, device=device, seed=seed, comm=comm)
+
+    # ---------------------------------------------------------------------------------------------------------------
+    # Replicas
+
+    def _synced_tensors(self) -> list[torch.Tensor]:
+        return [
+            self.flat.flat_param,
+            self._target_flat,
+            *self.actor.buffers(),
+            *[b for b in self.critic.buffers() if b is not self.critic.support],
+        ]
+
+    def sync_replicas(self) -> None:
+        """Every rank takes rank 0's weights, target critic and normalisers (no-op in one process)."""
+        if self.comm.distributed:
+            self.comm.broadcast_(self._synced_tensors())
+
+    def check_replicas(self) -> None:
+        """Raise :class:`~redline.learning.distributed.ReplicaDivergedError` unless all ranks hold the same
+        parameters (one all-reduce; a no-op in a single process)."""
+        self.comm.check_replicas(torch.cat([self.flat.flat_param, self._target_flat]))
+
+    # ---------------------------------------------------------------------------------------------------------------
+    # Acting
+
+    @property
+    def learning_rate(self) -> float:
+        """The actor's learning rate (constant)."""
+        return self.cfg.actor_learning_rate
+
+    @property
+    def alpha(self) -> torch.Tensor:
+        """The entropy temperature, 0-dim."""
+        return self.log_alpha.detach().exp()
+
+    def get_policy(self) -> MLPModel:
+        """The actor, an rsl_rl ``MLPModel``: ``forward`` gives ``action_scale * tanh(mean)``; exports as rsl_rl's."""
+        return self.actor
+
+    @torch.no_grad()
+    def act(self, obs: TensorDict) -> torch.Tensor:
+        """Stochastic actions ``a = scale · tanh(μ + σ ε)``, fp32 ``(N, A)``; keeps ``obs`` and ``a`` for
+        :meth:`process_env_step`."""
+        obs = obs.to(self.device)
+        if self.action_noise is None:
+            shape = (self.num_envs, self.num_actions)
+            noise = torch.randn(shape, generator=self.noise_generator, device=self.device, dtype=torch.float32)
+        else:
+            noise = self.action_noise()
+            noise = noise if noise.device == self.device else noise.to(self.device)
+        mean, log_std = self._dist.split(self._actor_net(obs))
+        actions, _ = squashed_sample(mean, log_std, noise, self.cfg.actor.action_scale)
+        self._pending = ({g: obs[g].clone() for g in self._groups}, actions)
+        return actions
+
+    @torch.no_grad()
+    def act_inference(self, obs: TensorDict) -> torch.Tensor:
+        """Deterministic actions ``scale · tanh(μ)``, fp32 ``(N, A)``."""
+        return self._dist.deterministic_output(self._actor_net(obs.to(self.device)))
+
+    @torch.no_grad()
+    def process_env_step(
+        self, next_obs: TensorDict, rewards: torch.Tensor, dones: torch.Tensor, extras: Mapping[str, Any]
+    ) -> None:
+        """Store the transition of the last :meth:`act`.
+
+        Args:
+            next_obs: the env's observation after the step (after the auto-reset where an episode ended).
+            rewards, dones: ``(N,)``; dones nonzero where the episode ended (terminated or timed out).
+            extras: ``extras["time_outs"]`` ``(N,)`` marks time-outs (bootstrapped; a done without it terminated);
+                ``extras["final_observation"]`` (a TensorDict of the observation before the reset, valid where
+                done) is what a time-out bootstraps from. Without it the reset observation stands in, with a warning
+                once (biased for time-outs).
+        """
+        if self._pending is None:
+            raise RuntimeError("process_env_step without a preceding act")
+        obs, actions = self._pending
+        self._pending = None
+        next_obs = next_obs.to(self.device)
+        done = dones.to(self.device).reshape(-1) != 0
+        time_outs = extras.get("time_outs")
+        time_outs = done & (time_outs.to(self.device).reshape(-1) != 0) if time_outs is not None else done & False
+        final = extras.get("final_observation")
+        if final is None:
+            if not self._warned_final_obs:
+                warnings.warn(
+                    "SAC: the env gives no extras['final_observation']; time-outs bootstrap from the reset "
+                    "observation instead of the true final one",
+                    stacklevel=2,
+                )
+                self._warned_final_obs = True
+            true_next = {g: next_obs[g] for g in self._groups}
+        else:
+            final = final.to(self.device)
+            true_next = {
+                g: torch.where(done.reshape(-1, *[1] * (next_obs[g].dim() - 1)), final[g], next_obs[g])
+                for g in self._groups
+            }
+        rewards = rewards.to(self.device).reshape(-1)
+        self.replay.add(obs, actions, rewards, done, time_outs, true_next)
+        if self.reward_normalizer is not None:
+            self.reward_normalizer.observe(rewards, done)
+        self._reward_sum += rewards.mean()
+        self._new_steps += 1
+
+    def compute_returns(self, obs: TensorDict) -> None:
+        """Nothing to do: n-step returns are computed when sampling (kept for the on-policy loop's interface)."""
+
+    # ---------------------------------------------------------------------------------------------------------------
+    # Update
+
+    def update(self) -> dict[str, torch.Tensor]:
+        """Update the normalisers, then run ``num_steps_per_env * updates_per_step`` gradient steps (none while
+        fewer than ``learning_starts`` env steps per env are stored).
+
+        Returns:
+            0-dim device tensors: the means of :data:`STEP_METRICS` over the steps that computed them (0 before
+            learning starts), ``alpha``, ``actor_grad_norm`` (of the last policy step) and ``critic_grad_norm`` (of
+            the last step), before clipping,
+            ``action_std`` (mean exploration std of the last policy step), ``mean_reward`` (of the iteration's
+            steps), ``gradient_steps`` (run this iteration) and ``skipped_steps`` (of those, skipped on a
+            non-finite gradient: no weight, moment or target moved).
+        """
+        cfg = self.cfg
+        self._update_obs_normalizers()
+        if self.reward_normalizer is not None:
+            self.reward_normalizer.update(self.comm)
+        steps = cfg.num_steps_per_env * cfg.updates_per_step if self.replay.steps >= cfg.learning_starts else 0
+        sums = torch.zeros(len(STEP_METRICS), device=self.device)
+        policy_steps = 0
+        for _ in range(steps):
+            policy = self.gradient_steps % cfg.policy_frequency == 0
+            sums += self._gradient_step(policy)
+            policy_steps += int(policy)
+            self.gradient_steps += 1
+        means = torch.cat((sums[:_CRITIC_METRICS] / max(steps, 1), sums[_CRITIC_METRICS:] / max(policy_steps, 1)))
+        metrics = dict(zip(STEP_METRICS, means.unbind(), strict=True))
+        self._dist.set_std(self._std.clone())
+        metrics.update(
+            alpha=self.alpha,
+            actor_grad_norm=self._grad_norms[0],
+            critic_grad_norm=self._grad_norms[1],
+            action_std=self._std.mean(),
+            mean_reward=self._reward_sum / max(self._new_steps, 1),
+            gradient_steps=torch.full((), float(steps), device=self.device),  # a fill: no host-to-device copy
+            skipped_steps=self._skipped.clone(),
+        )
+        self._skipped.zero_()
+        self._reward_sum = torch.zeros((), device=self.device)
+        self._new_steps = 0
+        return metrics
+
+    @torch.no_grad()
+    def _update_obs_normalizers(self) -> None:
+        """Merge the observations stored since the last update into the normalisers (every rank's, in rank order)."""
+        models = [m for m in (self.actor, self.critic) if m.obs_normalization]
+        if models and self._new_steps:
+            ok = torch.ones((), dtype=torch.bool, device=self.device)
+            merge_obs_moments(models, self.replay.newest(self._new_steps), self.comm, ok)  # type: ignore[arg-type]
+
+    def _gradient_step(self, policy_step: bool) -> torch.Tensor:
+        """One gradient step on this rank's share of global minibatch :attr:`gradient_steps` (no host read).
+
+        Args:
+            policy_step: also update the actor and the temperature.
+
+        Returns:
+            the step's :data:`STEP_METRICS`, ``(len(STEP_METRICS),)``, summed over ranks (the actor's 0 on a critic
+            step); the gradient norms after the all-reduce go to :attr:`_grad_norms`.
+        """
+        cfg, flat, critic = self.cfg, self.flat, self.critic
+        scale = cfg.actor.action_scale
+        batch_size = cfg.batch_size
+        reward_scale = None if self.reward_normalizer is None else self.reward_normalizer.scale
+        batch = self.replay.sample(
+            self._key, self._update_index, batch_size, cfg.n_step, cfg.gamma, reward_scale, (2, self.num_actions)
+        )
+        share = batch.batch_size[0] / batch_size  # this rank's part of the global minibatch mean
+        if self.symmetry is not None:  # every rank augments its share by the same factor: the share stays
+            batch = self._mirrored(batch)
+        flat.zero_grad()
+        alpha = self.alpha
+        with torch.no_grad():
+            noise = batch["noise"][:, NEXT_ACTION_NOISE]
+            next_mean, next_log_std = self._dist.split(self._actor_net(batch["next_obs"]))
+            next_actions, next_log_prob = squashed_sample(next_mean, next_log_std, noise, scale)
+            next_logits = critic.logits(critic.latent(batch["next_obs"]), next_actions, self.precision, self.target_qs)
+            atoms, probs = clipped_double_q_target(
+                next_logits, critic.support, batch["rewards"], batch["discounts"], alpha * next_log_prob
+            )
+            target = categorical_projection(atoms, probs, critic.v_min, critic.v_max)
+        latent = critic.latent(batch["obs"])
+        logits = critic.logits(latent, batch["actions"], self.precision)
+        c_loss, _ = critic_loss(logits, target)
+        (c_loss * share).backward()
+        stats = flat.reduce_extra
+        with torch.no_grad():
+            stats[0] += c_loss.detach() * share
+            stats[1] += critic.expected(logits.detach()).mean() * share
+        if policy_step:
+            noise = batch["noise"][:, ACTION_NOISE]
+            mean, log_std = self._dist.split(self._actor_net(batch["obs"]))
+            actions, log_prob = squashed_sample(mean, log_std, noise, scale)
+            critic.qs.requires_grad_(False)  # the actor's loss moves the actor only
+            q_values = critic.expected(critic.logits(latent.detach(), actions, self.precision))
+            critic.qs.requires_grad_(True)
+            a_loss, a_metrics = actor_loss(alpha, log_prob, q_values)
+            t_loss, _ = temperature_loss(self.log_alpha, log_prob.detach(), self.target_entropy)
+            ((a_loss + t_loss) * share).backward()
+            with torch.no_grad():
+                stats[2:] += torch.stack((a_loss.detach(), t_loss.detach(), a_metrics["entropy"])) * share
+                self._std.copy_(log_std.detach().exp().mean(0))
+        if self.comm.distributed:
+            reduced = flat.reduce_buffer
+            if reduced.device != self.comm.device:
+                reduced = reduced.to(self.comm.device)
+            self.comm.all_reduce_(reduced)
+            if reduced is not flat.reduce_buffer:
+                flat.reduce_buffer.copy_(reduced)
+        norms = flat.grad_norms()
+        # the same on every rank (computed after the all-reduce): a NaN or Inf anywhere skips the whole step
+        self._found_inf.copy_(~torch.isfinite(norms.sum()))
+        self._skipped += self._found_inf
+        self._grad_norms.copy_(norms if policy_step else torch.cat((self._grad_norms[:1], norms[1:])))
+        if cfg.max_grad_norm is not None:
+            flat.clip_(cfg.max_grad_norm, norms, which=(0, 1))
+        self.critic_optimizer.step()
+        if policy_step:
+            self.actor_optimizer.step()
+            self.alpha_optimizer.step()
+        with torch.no_grad():  # a skipped step leaves the target as it was too
+            # θ' ← θ' + τ (θ − θ')
+            tau = (1.0 - self._found_inf) * cfg.tau
+            self._target_flat.lerp_(flat.flat_param[flat.segments[1]], tau)  # one kernel, a device weight
+        self._update_index += 1
+        return stats.clone()
+
+    def _mirrored(self, batch: TensorDict) -> TensorDict:
+        """``batch`` and its mirror images (:attr:`symmetry`), batch ``[k b]``."""
+        assert self.symmetry is not None
+        obs, actions = self.symmetry(env=self.symmetry_env, obs=batch["obs"], actions=batch["actions"])
+        next_obs, _ = self.symmetry(env=self.symmetry_env, obs=batch["next_obs"], actions=None)
+        copies = actions.shape[0] // batch.batch_size[0]
+        return TensorDict(
+            {
+                "obs": obs,
+                "next_obs": next_obs,
+                "actions": actions,
+                "rewards": batch["rewards"].repeat(copies),
+                "discounts": batch["discounts"].repeat(copies),
+                "noise": batch["noise"].repeat(copies, 1, 1),
+            },
+            batch_size=[actions.shape[0]],
+            device=self.device,
+        )
+
+    # ---------------------------------------------------------------------------------------------------------------
+    # Checkpoints
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything to resume, rsl_rl's key names where they fit (``actor_state_dict``, ``critic_state_dict``,
+        ``optimizer_state_dict`` = ``{"actor", "critic"}``), the rest under ``"sac"``: target critic, log alpha and
+        its optimizer, the replay (unless ``save_replay`` is False), the noise generator and the step counters.
+        Tensors are copies."""
+
+        def copied(module: nn.Module) -> dict[str, torch.Tensor]:
+            return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+        return {
+            "actor_state_dict": copied(self.actor),
+            "critic_state_dict": copied(self.critic),
+            "optimizer_state_dict": {
+                "actor": copy.deepcopy(self.actor_optimizer.state_dict()),
+                "critic": copy.deepcopy(self.critic_optimizer.state_dict()),
+            },
+            "precision": self.precision.mode,
+            "algorithm": "sac",
+            "sac": {
+                "target_critic": copied(self.target_qs),
+                "log_alpha": self.log_alpha.detach().clone(),
+                "alpha_optimizer": copy.deepcopy(self.alpha_optimizer.state_dict()),
+                "replay": self.replay.state_dict(with_data=self.cfg.save_replay),
+                "noise_generator": self.noise_generator.get_state(),
+                "gradient_steps": self.gradient_steps,
+                "seed": self.seed,
+                "reward_normalizer": None if self.reward_normalizer is None else self.reward_normalizer.state_dict(),
+            },
+        }
+
+    def rank_state_dict(self) -> dict[str, Any]:
+        """This rank's own part of the state, as CPU copies: its envs' replay (unless ``save_replay`` is False), its
+        exploration generator and its envs' running returns (reward normalisation). :meth:`state_dict` holds the
+        calling rank's; a data-parallel checkpoint gathers every rank's (``Communicator.gather_objects``) and gives
+        each its own back with :meth:`load_rank_state_dict`."""
+        replay = self.replay.state_dict(with_data=self.cfg.save_replay)
+        if replay["data"] is not None:
+            replay["data"] = {k: v.cpu() for k, v in TensorDict(replay["data"]).flatten_keys(".").items()}
+        norm = self.reward_normalizer
+        return {
+            "replay": replay,
+            "noise_generator": self.noise_generator.get_state(),
+            "reward_returns": None if norm is None else norm.returns.cpu(),
+            "reward_batch": None if norm is None else norm.batch.cpu(),
+        }
+
+    def load_rank_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`rank_state_dict` (this rank's replay, exploration generator, running returns)."""
+        replay = dict(state["replay"])
+        if replay["data"] is not None:
+            replay["data"] = TensorDict(dict(replay["data"])).unflatten_keys(".").to_dict()
+        self.replay.load_state_dict(replay)
+        self.noise_generator.set_state(state["noise_generator"].cpu())
+        if self.reward_normalizer is not None and state.get("reward_returns") is not None:
+            self.reward_normalizer.returns.copy_(state["reward_returns"])
+            self.reward_normalizer.batch.copy_(state["reward_batch"])
+
+    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:
+        """Restore :meth:`state_dict` (a checkpoint without the ``"sac"`` part loads the actor and critic only)."""
+        with torch.no_grad():
+            self.actor.load_state_dict(state["actor_state_dict"], strict=strict)
+            self.critic.load_state_dict(state["critic_state_dict"], strict=strict)
+        extra = state.get("sac")
+        if extra is not None:
+            optim = state["optimizer_state_dict"]
+            self.actor_optimizer.load_state_dict(optim["actor"])
+            self.critic_optimizer.load_state_dict(optim["critic"])
+            self.alpha_optimizer.load_state_dict(extra["alpha_optimizer"])
+            with torch.no_grad():
+                self.target_qs.load_state_dict(extra["target_critic"])
+                self.log_alpha.copy_(extra["log_alpha"])
+            self.replay.load_state_dict(extra["replay"])
+            self.noise_generator.set_state(extra["noise_generator"].cpu())
+            self.gradient_steps = int(extra["gradient_steps"])
+            self.seed = int(extra["seed"])  # the minibatch draws continue the checkpoint's sequence
+            self._key = philox_key(self.seed)
+            self._update_index.fill_(self.gradient_steps)
+            if self.reward_normalizer is not None and extra.get("reward_normalizer") is not None:
+                self.reward_normalizer.load_state_dict(extra["reward_normalizer"])
+        self.flat.bind_grads()
+        self.sync_replicas()

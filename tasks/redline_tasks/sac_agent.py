@@ -1,0 +1,69 @@
+"""The off-policy (SAC) agent config every redline task registers as ``rsl_rl_sac_cfg_entry_point``.
+
+An rsl_rl-style runner config (``class_name = "OnPolicyRunner"``, the runner stock ``isaaclab train`` builds) whose
+``algorithm.class_name`` is redline's SAC drop-in (:data:`redline.learning.sac.CLASS_PATH`), so
+``isaaclab train --rl_library rsl_rl --task T --agent rsl_rl_sac_cfg_entry_point`` and ``redline train --task T
+--algorithm sac`` read the same config. Its ``algorithm``, ``actor`` and ``critic`` have the fields (and defaults)
+of :class:`~redline.learning.sac.SACConfig`, :class:`~redline.learning.sac.SACActorConfig` and
+:class:`~redline.learning.sac.SACCriticConfig`, generated from them (their docstrings are the fields' docs), with
+lists for tuples so that Hydra overrides (``agent.algorithm.batch_size=512``) reach them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from isaaclab.utils import configclass
+from isaaclab_rl.rsl_rl import RslRlOnPolicyRunnerCfg
+
+from redline.device import default_device
+from redline.learning.sac import CLASS_PATH, SACActorConfig, SACConfig, SACCriticConfig
+
+
+def mirror_config(name: str, config: type, skip: tuple[str, ...] = (), **extra: Any) -> Any:
+    """A ``@configclass`` named ``name`` with the fields and defaults of the frozen dataclass ``config`` (tuples
+    as lists), less ``skip``, plus ``extra`` (name: default) first."""
+    namespace: dict[str, Any] = {"__doc__": f"The fields of :class:`{config.__module__}.{config.__qualname__}`."}
+    annotations: dict[str, Any] = {}
+    values = dict(extra)
+    for field in dataclasses.fields(config):
+        if field.name not in skip:
+            values[field.name] = list(field.default) if isinstance(field.default, tuple) else field.default
+    for key, value in values.items():
+        annotations[key] = type(value) if value is not None else Any
+        namespace[key] = value
+    namespace["__annotations__"] = annotations
+    namespace["__module__"] = __name__
+    return configclass(type(name, (), namespace))
+
+
+SACAlgorithmCfg = mirror_config(
+    "SACAlgorithmCfg", SACConfig, skip=("actor", "critic", "num_steps_per_env"), class_name=CLASS_PATH
+)
+"""``agent.algorithm``: :class:`~redline.learning.sac.SACConfig`'s fields (less the networks and the steps per
+iteration, the runner's) and ``class_name``."""
+SHIM_FIELDS = {"distribution_cfg": None, "stochastic": False}
+"""What Isaac Lab's ``handle_deprecated_rsl_rl_cfg`` (stock scripts and :func:`redline.envs.prepare.runner_cfg_dict`)
+reads on every ``actor``/``critic`` config: no output distribution of rsl_rl's (SAC's actor has its own)."""
+SACActorCfg = mirror_config("SACActorCfg", SACActorConfig, skip=("obs_groups",), class_name="SACActor", **SHIM_FIELDS)
+"""``agent.actor``: :class:`~redline.learning.sac.SACActorConfig`'s fields (the groups come from ``obs_groups``)."""
+SACCriticCfg = mirror_config(
+    "SACCriticCfg", SACCriticConfig, skip=("obs_groups",), class_name="SACCritic", **SHIM_FIELDS
+)
+"""``agent.critic``: :class:`~redline.learning.sac.SACCriticConfig`'s fields."""
+
+
+@configclass
+class SACRunnerCfg(RslRlOnPolicyRunnerCfg):
+    """A task's SAC agent: the learner's defaults (:class:`~redline.learning.sac.SACConfig`), which each task's
+    ``agents/<stem>_sac_cfg.py`` adjusts; an iteration is ``num_steps_per_env`` env steps then one update call."""
+
+    num_steps_per_env = SACConfig.num_steps_per_env
+    save_interval = 100
+    obs_groups = {"actor": ["policy"], "critic": ["policy"]}
+    clip_actions = None  # the actor's tanh keeps actions within +-action_scale
+    device = default_device()  # "cuda:0" when a GPU is present, else "cpu" (rsl_rl's default is always cuda:0)
+    actor: Any = SACActorCfg()
+    critic: Any = SACCriticCfg()
+    algorithm: Any = SACAlgorithmCfg()

@@ -1,0 +1,55 @@
+"""Data-parallel SAC on CPU (gloo): 2 ranks x 4 envs make the updates of 1 process x 8 envs."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.multiprocessing as mp
+
+from tests.learning.distributed_support import free_port
+from tests.learning.sac.sac_distributed_support import CFG, run
+
+
+def _launch(out: Path, world: int, iterations: int, timeout: float = 180.0) -> list[Any]:
+    out.mkdir()
+    port = free_port()
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=run, args=(r, world, port, out, iterations)) for r in range(world)]
+    for p in procs:
+        p.start()
+    deadline = time.monotonic() + timeout
+    for p in procs:
+        p.join(max(deadline - time.monotonic(), 0.1))
+    hung = [r for r, p in enumerate(procs) if p.is_alive()]
+    for p in procs:
+        p.kill()
+    assert not hung, f"ranks {hung} still running after {timeout} s"
+    return [torch.load(out / f"rank{r}.pt") for r in range(world)]
+
+
+def test_two_ranks_make_the_single_process_updates(tmp_path: Path) -> None:
+    """4 iterations (1 before learning starts, then 3 x 4 gradient steps): the ranks stay bitwise identical and
+    equal to one process up to summation order; one all-reduce per gradient step plus one all-gather of the
+    normalisers' moments per iteration."""
+    (tmp_path / "one").mkdir()
+    threads = torch.get_num_threads()
+    try:  # the single process runs here: one spawn fewer
+        run(0, 1, 0, tmp_path / "one", 4)
+    finally:
+        torch.set_num_threads(threads)
+    single = torch.load(tmp_path / "one" / "rank0.pt")
+    ranks = _launch(tmp_path / "two", 2, 4)
+    for r in (single, *ranks):
+        assert "error" not in r, r.get("error")
+    assert torch.equal(ranks[0]["params"], ranks[1]["params"])
+    ref = single["params"]
+    assert (ranks[0]["params"] - ref).abs().max() <= 1e-5 * ref.abs().max()
+    assert torch.allclose(ranks[0]["obs_norm_mean"], single["obs_norm_mean"], rtol=1e-5, atol=1e-6)
+    for key in ("critic_loss", "actor_loss", "q_mean"):
+        assert abs(ranks[0]["metrics"][key] - single["metrics"][key]) <= 1e-4 * (1 + abs(single["metrics"][key]))
+    steps = CFG.num_steps_per_env * CFG.updates_per_step
+    assert ranks[0]["calls"] == [1] + [steps + 1] * 3
+    assert single["calls"] == [0] * 4
