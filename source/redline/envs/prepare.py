@@ -120,9 +120,4 @@ def runner_cfg_dict(agent_cfg: Any) -> dict:
     from isaaclab_rl.rsl_rl import handle_deprecated_rsl_rl_cfg
 
     cfg = agent_cfg.copy()
-    train_cfg = handle_deprecated_rsl_rl_cfg(cfg, importlib.metadata.version("rsl-rl-lib")).to_dict()
-    for role in ("actor", "critic"):  # the shims need an (empty) rsl_rl distribution on SAC's models: none reach it
-        model = train_cfg.get(role)
-        if isinstance(model, dict) and str(model.get("class_name", "")).startswith("SAC"):
-            model.pop("distribution_cfg", None)
-    return train_cfg
+    return handle_deprecated_rsl_rl_cfg(cfg, importlib.metadata.version("rsl-rl-lib")).to_dict()

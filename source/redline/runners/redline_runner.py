@@ -25,6 +25,7 @@ from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator
 from redline.learning.rollout import PhaseTimes, collect_rollout
 from redline.learning.sac import SAC, SACConfig
+from redline.learning.sac.sac import request_final_observation
 from redline.outputs.checkpoints import save_atomic
 from redline.run_state.parts import RUN_STATE_KEY, gather_run_state, restore_run_state, why_not_saved
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
@@ -58,15 +59,6 @@ def resolve_default_groups(cfg: PPOConfig, train_cfg: dict, obs: TensorDict) -> 
 SAC_RANKS_KEY = "sac_ranks"
 """A multi-rank SAC checkpoint's per-rank parts (:meth:`SAC.rank_state_dict`: replay, exploration generator), in
 rank order; a single process's are in the learner's own state."""
-
-
-def request_final_observation(env: Any) -> None:
-    """Ask a redline task for each step's true final observation (``extras["final_observation"]``, its
-    ``final_observation`` config switch); other envs give none (SAC then bootstraps time-outs from the reset
-    observation, and says so once)."""
-    cfg = getattr(getattr(env, "unwrapped", env), "cfg", None)
-    if cfg is not None and hasattr(cfg, "final_observation"):
-        cfg.final_observation = True
 
 
 class RedlineRunner:

@@ -57,7 +57,8 @@ def test_from_rsl_rl_reads_the_runner_dict_without_changing_it() -> None:
     [
         ((), "rollouts", r"^rollouts: unknown to the off-policy learner \(valid: "),
         (("algorithm",), "clip_param", r"^algorithm\.clip_param: unknown to the off-policy learner"),
-        (("critic",), "distribution_cfg", r"^critic\.distribution_cfg: unknown to the off-policy learner"),
+        (("critic",), "distribution_cfg", r"^critic\.distribution_cfg: the off-policy learner's policy .*None\)$"),
+        (("actor",), "stochastic", r"^actor\.stochastic: unknown to the off-policy learner"),
     ],
 )
 def test_unknown_keys_are_named(where: tuple[str, ...], key: str, message: str) -> None:
@@ -68,3 +69,13 @@ def test_unknown_keys_are_named(where: tuple[str, ...], key: str, message: str) 
     node[key] = 1
     with pytest.raises(UserError, match=message):
         SACConfig.from_rsl_rl(train_cfg)
+
+
+def test_isaac_labs_empty_distribution_is_taken() -> None:
+    """Isaac Lab's version shims (stock ``isaaclab train`` and ``runner_cfg_dict``) give every model a
+    ``distribution_cfg``, None on SAC's: read as absent."""
+    train_cfg = rsl_rl_train_cfg()
+    plain = SACConfig.from_rsl_rl(train_cfg)
+    for role in ("actor", "critic"):
+        train_cfg[role]["distribution_cfg"] = None
+    assert SACConfig.from_rsl_rl(train_cfg) == plain

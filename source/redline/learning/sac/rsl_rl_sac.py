@@ -30,6 +30,7 @@ from tensordict import TensorDict
 from redline.errors import UserError
 from redline.learning.distributed import Communicator
 from redline.learning.sac.sac import SAC as RedlineSAC
+from redline.learning.sac.sac import request_final_observation
 from redline.learning.sac.sac_config import CLASS_PATH, SACConfig
 from redline.run_state.parts import RunnerEnvState
 from redline.seeding.plan import bind_action_noise
@@ -79,6 +80,7 @@ class SAC:
             comm = Communicator.from_process_group(device, DIST_TIMEOUT_S)
         learner = RedlineSAC(obs, env.num_actions, sac_cfg, device=device, seed=int(cfg.get("seed", 0)), comm=comm)
         bind_action_noise(learner, env)
+        request_final_observation(env)  # the stock script builds the task with the switch off
         symmetry = plain.get("algorithm", {}).get("symmetry_cfg")
         if symmetry:
             if symmetry.get("use_mirror_loss"):

@@ -66,6 +66,15 @@ def philox_key(seed: int) -> tuple[int, int]:
     return (minibatch & MASK32, (minibatch >> 32) & MASK32)
 
 
+def request_final_observation(env: Any) -> None:
+    """Ask a redline task for each step's true final observation (``extras["final_observation"]``, its
+    ``final_observation`` config switch); other envs give none (SAC then bootstraps time-outs from the reset
+    observation, and says so once)."""
+    cfg = getattr(getattr(env, "unwrapped", env), "cfg", None)
+    if cfg is not None and hasattr(cfg, "final_observation"):
+        cfg.final_observation = True
+
+
 class SAC:
     """SAC with a C51 clipped double-Q critic on a TensorDict replay, data-parallel, no host reads in update().
 

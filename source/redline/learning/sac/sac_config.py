@@ -221,6 +221,9 @@ class SACConfig:
         obs_groups = train_cfg.get("obs_groups") or {}
         for role, kind in (("actor", SACActorConfig), ("critic", SACCriticConfig)):
             model = {k: v for k, v in (train_cfg.get(role) or {}).items() if k != "class_name"}
+            if model.pop("distribution_cfg", None) is not None:  # Isaac Lab's version shims set it, to None
+                raise UserError(f"{role}.distribution_cfg: the off-policy learner's policy is its own tanh-squashed "
+                                "Gaussian (valid: None)")  # fmt: skip
             _refuse_unknown(f"{role}.", model, {f.name for f in dataclasses.fields(kind)})
             if obs_groups.get(role) and "obs_groups" not in model:
                 model["obs_groups"] = tuple(obs_groups[role])
