@@ -38,6 +38,7 @@ BENCHES = {
     "distributed": ("redline.bench.data_parallel", "the redline learner on 1 vs --nproc ranks, same global batch"),
     "seeding": ("redline.bench.seeding", "per-reset cost of each seeding strategy"),
     "physics": ("redline.bench.physics", "MuJoCo-Warp vs MuJoCo-C (physics=mujoco_cpu) env steps/s on the CPU"),
+    "steps": ("redline.bench.steps", "where one training env step's time goes, phase by phase (CPU)"),
     "cores": ("redline.bench.cores", "the default CPU training command vs one process, beside raw mujoco.rollout"),
     "gpu": ("redline.bench.gpu", "the GPU acceptance run (syncs, captured update, Philox); --pack builds its bundle"),
 }

@@ -25,7 +25,8 @@ import numpy as np
 import torch
 
 from redline.errors import UserError
-from redline.seeding.philox import MASK32, fused_philox4x32, philox4x32, philox_pairs, to_unit_float
+from redline.seeding.host_draws import host_words
+from redline.seeding.philox import MASK32, fused_philox4x32, philox4x32, to_unit_float
 
 
 class Strategy(enum.StrEnum):
@@ -77,9 +78,9 @@ class EnvStreams:
         device: where draws are made and returned.
         env_id_offset: global id of this process's env 0 (sum of the env counts of lower ranks).
         fused: draw with the fused Philox kernel (:func:`~redline.seeding.philox.fused_philox4x32`, the same numbers
-            in one kernel); None: fused on CUDA, op by op elsewhere. Unfused on the CPU, a draw for every env (the
-            action noise, a task's per-step noise) runs in numpy (:func:`~redline.seeding.philox.philox_pairs`, the
-            same numbers in a tenth of the operations).
+            in one kernel); None: fused on CUDA, op by op elsewhere. Unfused on the CPU, every draw (the action noise,
+            a task's per-step noise, and a subset's: resets, events) runs in numpy
+            (:mod:`~redline.seeding.host_draws`, the same numbers in a tenth of the operations).
         fused_backend: the ``torch.compile`` backend of the fused draw.
     """
 
@@ -140,8 +141,8 @@ class EnvStreams:
         """``(len(env_ids), count)`` fresh 32-bit words (int64) from each env's stream (not for ``shared``)."""
         if self.strategy is Strategy.SHARED:
             raise RuntimeError("the 'shared' strategy draws from torch's global generator, not from env streams")
-        if env_ids is None and self._host is not None:
-            return torch.from_numpy(self._host_words(count, domain).astype(np.int64))
+        if self._host is not None:
+            return torch.from_numpy(self._host_words(count, domain, env_ids).astype(np.int64))
         ids = self._ids(env_ids)
         used = self.blocks_used if domain is Domain.ENV else self._blocks_used_policy
         n_blocks = math.ceil(count / 4)
@@ -162,35 +163,29 @@ class EnvStreams:
             words = philox4x32(counter, self._key)
         return words.reshape(len(ids), -1)[:, :count]
 
-    def _host_words(self, count: int, domain: Domain) -> np.ndarray:
-        """:meth:`words` of every env in numpy: ``(num_envs, count)`` ``uint32``, the same numbers."""
+    def _host_words(
+        self, count: int, domain: Domain, env_ids: Sequence[int] | torch.Tensor | None = None
+    ) -> np.ndarray:
+        """:meth:`words` in numpy (:func:`~redline.seeding.host_draws.host_words`): ``(len(env_ids), count)``
+        ``uint32``, the same numbers."""
         host = self._host
         assert host is not None
-        used = host[domain]
-        n_blocks = math.ceil(count / 4)
-        shape = (self.num_envs, n_blocks)
-        a = np.empty((2, *shape), dtype=np.uint32)  # (global env id, domain)
-        b = np.empty((2, *shape), dtype=np.uint32)  # (episode, block)
-        a[0] = host["ids"]
-        a[1] = int(domain)
-        b[0] = (host["episode"] & MASK32)[:, None]
-        b[1] = (used[:, None] + np.arange(n_blocks)) & MASK32
-        used += n_blocks
-        a, b = philox_pairs(a.reshape(2, -1), b.reshape(2, -1), self._key)
-        words = np.stack((a[0], b[0], a[1], b[1]), axis=-1)  # (num_envs * n_blocks, 4)
-        return words.reshape(self.num_envs, -1)[:, :count]
+        ids = None if env_ids is None else _host_ids(env_ids)
+        return host_words(ids, count, int(domain), host["ids"], host["episode"], host[domain], self._key)
 
     def _unit_floats(self, env_ids: Sequence[int] | torch.Tensor | None, count: int, domain: Domain) -> torch.Tensor:
         """``(len(env_ids), count)`` float32 in [0, 1): :func:`~redline.seeding.philox.to_unit_float` of
         :meth:`words` (in numpy too on the host path: integer shifts and an exact scaling, so the same floats)."""
-        if env_ids is None and self._host is not None:
-            return torch.from_numpy(self._host_unit_floats(count, domain))
+        if self._host is not None:
+            return torch.from_numpy(self._host_unit_floats(count, domain, env_ids))
         return to_unit_float(self.words(env_ids, count, domain))
 
-    def _host_unit_floats(self, count: int, domain: Domain) -> np.ndarray:
+    def _host_unit_floats(
+        self, count: int, domain: Domain, env_ids: Sequence[int] | torch.Tensor | None = None
+    ) -> np.ndarray:
         """:func:`~redline.seeding.philox.to_unit_float` of :meth:`_host_words` in numpy (integer shifts and an
         exact scaling: the same float32 values)."""
-        return (self._host_words(count, domain) >> 8).astype(np.float32) * np.float32(1.0 / (1 << 24))
+        return (self._host_words(count, domain, env_ids) >> 8).astype(np.float32) * np.float32(1.0 / (1 << 24))
 
     def uniform(
         self,
@@ -222,8 +217,8 @@ class EnvStreams:
         if self.strategy is Strategy.SHARED:
             return torch.randn((len(self._ids(env_ids)), *shape), device=self.device) * std + mean
         k = math.prod(shape)
-        if env_ids is None and self._host is not None:  # 1 - u and the halves in numpy too (exact)
-            unit = self._host_unit_floats(2 * k, domain)
+        if self._host is not None:  # 1 - u and the halves in numpy too (exact)
+            unit = self._host_unit_floats(2 * k, domain, env_ids)
             u1, u2 = torch.from_numpy(1.0 - unit[:, :k]), torch.from_numpy(unit[:, k:])
         else:
             u = self._unit_floats(env_ids, 2 * k, domain)
@@ -274,3 +269,10 @@ class EnvStreams:
         self.episode.copy_(state["episode"].to(self.device)[rows])
         self.blocks_used.copy_(state["blocks_used"].to(self.device)[rows])
         self._blocks_used_policy.copy_(state["blocks_used_policy"].to(self.device)[rows])
+
+
+def _host_ids(env_ids: Sequence[int] | torch.Tensor) -> np.ndarray:
+    """``env_ids`` as an int64 numpy index array (a CPU tensor's without a copy when it is int64 already)."""
+    if isinstance(env_ids, torch.Tensor):
+        return env_ids.detach().to(torch.long).numpy().reshape(-1)
+    return np.asarray(env_ids, dtype=np.int64).reshape(-1)
