@@ -141,7 +141,6 @@ def test_stock_train_resume_continues_the_env_state(case: str, tmp_path: Path) -
     assert all(torch.equal(ends[0][k], ends[1][k]) for k in ends[1])
 
 
-@pytest.mark.extended  # until the drop-in (redline.learning.sac.rsl_rl_sac) is functional on this branch
 def test_stock_train_and_play_with_redlines_sac(tmp_path: Path) -> None:
     """Issue 46 item 3: ``isaaclab train --rl_library rsl_rl --task Redline-Cartpole --agent
     rsl_rl_sac_cfg_entry_point``: stock Isaac Lab builds its ``OnPolicyRunner``, which runs redline's SAC through the

@@ -44,6 +44,7 @@ def _train_until_a_record(log_root: Path, stderr: object) -> subprocess.Popen[by
     return proc
 
 
+@pytest.mark.extended  # CI runs its plain twin in test_lifeline.py (CI's 20 min budget)
 def test_sigkill_to_the_commands_group_stops_every_rank_and_saves_nothing(tmp_path: Path) -> None:
     """Was: torchrun's workers, each in a session of its own, trained on to the end as orphans."""
     log_root, err = tmp_path / "logs", tmp_path / "stderr.txt"
@@ -65,6 +66,7 @@ def test_sigkill_to_the_commands_group_stops_every_rank_and_saves_nothing(tmp_pa
     assert "the launching command" in err.read_text() and "saving nothing" in err.read_text()
 
 
+@pytest.mark.extended  # CI runs its plain twin in test_lifeline.py (CI's 20 min budget)
 def test_sigterm_to_the_commands_group_saves_once_without_a_traceback(tmp_path: Path) -> None:
     """Was: at times two tracebacks from torchrun's agent (``--- Logging error ---``, ``SignalException``), which got
     the signal twice: from the group and passed on by the launcher."""
