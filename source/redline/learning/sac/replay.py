@@ -17,10 +17,17 @@ import torch
 from tensordict import TensorDict
 
 from redline.seeding.philox import MASK32, philox4x32, to_unit_float
+from redline.seeding.plan import seed_plan
 
 FIELDS = ("obs", "next_obs", "actions", "rewards", "dones", "time_outs")
 """What each stored transition holds: the observation groups before and after (the true final observation where the
 episode ended), the action, the reward, ``dones`` (the episode ended: terminated or timed out) and ``time_outs``."""
+
+
+def philox_key(seed: int) -> tuple[int, int]:
+    """The Philox key of a run's minibatch and update-noise draws (the seed plan's minibatch seed, two words)."""
+    minibatch = seed_plan(seed).minibatch
+    return (minibatch & MASK32, (minibatch >> 32) & MASK32)
 
 
 class ReplayBuffer:

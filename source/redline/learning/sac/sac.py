@@ -36,9 +36,10 @@ from redline.errors import UserError
 from redline.learning.distributed import Communicator
 from redline.learning.models import PrecisionNet, merge_obs_moments
 from redline.learning.precision import Precision
+from redline.learning.sac import sac_checkpoint
 from redline.learning.sac.flat_params import FlatParams
 from redline.learning.sac.networks import DistributionalCritic, TanhGaussian, build_actor, squashed_sample
-from redline.learning.sac.replay import ReplayBuffer
+from redline.learning.sac.replay import ReplayBuffer, philox_key
 from redline.learning.sac.reward_norm import RewardNormalizer
 from redline.learning.sac.sac_config import SACConfig
 from redline.learning.sac.sac_losses import (
@@ -48,7 +49,6 @@ from redline.learning.sac.sac_losses import (
     critic_loss,
     temperature_loss,
 )
-from redline.seeding.philox import MASK32
 from redline.seeding.plan import seed_plan
 
 STEP_METRICS = ("critic_loss", "q_mean", "actor_loss", "alpha_loss", "entropy")
@@ -58,12 +58,6 @@ _CRITIC_METRICS = 2
 NEXT_ACTION_NOISE, ACTION_NOISE = 0, 1
 """The update's two rows of noise per sample (:meth:`.replay.ReplayBuffer.draw`): the target's next action, the
 actor loss's action."""
-
-
-def philox_key(seed: int) -> tuple[int, int]:
-    """The Philox key of a run's minibatch and update-noise draws (the seed plan's minibatch seed, two words)."""
-    minibatch = seed_plan(seed).minibatch
-    return (minibatch & MASK32, (minibatch >> 32) & MASK32)
 
 
 def request_final_observation(env: Any) -> None:
@@ -467,86 +461,20 @@ class SAC:
         )
 
     # ---------------------------------------------------------------------------------------------------------------
-    # Checkpoints
+    # Checkpoints (:mod:`.sac_checkpoint`)
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything to resume, rsl_rl's key names where they fit (``actor_state_dict``, ``critic_state_dict``,
-        ``optimizer_state_dict`` = ``{"actor", "critic"}``), the rest under ``"sac"``: target critic, log alpha and
-        its optimizer, the replay (unless ``save_replay`` is False), the noise generator and the step counters.
-        Tensors are copies."""
-
-        def copied(module: nn.Module) -> dict[str, torch.Tensor]:
-            return {k: v.detach().clone() for k, v in module.state_dict().items()}
-
-        return {
-            "actor_state_dict": copied(self.actor),
-            "critic_state_dict": copied(self.critic),
-            "optimizer_state_dict": {
-                "actor": copy.deepcopy(self.actor_optimizer.state_dict()),
-                "critic": copy.deepcopy(self.critic_optimizer.state_dict()),
-            },
-            "precision": self.precision.mode,
-            "algorithm": "sac",
-            "sac": {
-                "target_critic": copied(self.target_qs),
-                "log_alpha": self.log_alpha.detach().clone(),
-                "alpha_optimizer": copy.deepcopy(self.alpha_optimizer.state_dict()),
-                "replay": self.replay.state_dict(with_data=self.cfg.save_replay),
-                "noise_generator": self.noise_generator.get_state(),
-                "gradient_steps": self.gradient_steps,
-                "seed": self.seed,
-                "reward_normalizer": None if self.reward_normalizer is None else self.reward_normalizer.state_dict(),
-            },
-        }
+        """Everything to resume (:func:`.sac_checkpoint.state_dict`)."""
+        return sac_checkpoint.state_dict(self)
 
     def rank_state_dict(self) -> dict[str, Any]:
-        """This rank's own part of the state, as CPU copies: its envs' replay (unless ``save_replay`` is False), its
-        exploration generator and its envs' running returns (reward normalisation). :meth:`state_dict` holds the
-        calling rank's; a data-parallel checkpoint gathers every rank's (``Communicator.gather_objects``) and gives
-        each its own back with :meth:`load_rank_state_dict`."""
-        replay = self.replay.state_dict(with_data=self.cfg.save_replay)
-        if replay["data"] is not None:
-            replay["data"] = {k: v.cpu() for k, v in TensorDict(replay["data"]).flatten_keys(".").items()}
-        norm = self.reward_normalizer
-        return {
-            "replay": replay,
-            "noise_generator": self.noise_generator.get_state(),
-            "reward_returns": None if norm is None else norm.returns.cpu(),
-            "reward_batch": None if norm is None else norm.batch.cpu(),
-        }
+        """This rank's own part of the state, as CPU copies (:func:`.sac_checkpoint.rank_state_dict`)."""
+        return sac_checkpoint.rank_state_dict(self)
 
     def load_rank_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore :meth:`rank_state_dict` (this rank's replay, exploration generator, running returns)."""
-        replay = dict(state["replay"])
-        if replay["data"] is not None:
-            replay["data"] = TensorDict(dict(replay["data"])).unflatten_keys(".").to_dict()
-        self.replay.load_state_dict(replay)
-        self.noise_generator.set_state(state["noise_generator"].cpu())
-        if self.reward_normalizer is not None and state.get("reward_returns") is not None:
-            self.reward_normalizer.returns.copy_(state["reward_returns"])
-            self.reward_normalizer.batch.copy_(state["reward_batch"])
+        """Restore :meth:`rank_state_dict` (:func:`.sac_checkpoint.load_rank_state_dict`)."""
+        sac_checkpoint.load_rank_state_dict(self, state)
 
     def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> None:
-        """Restore :meth:`state_dict` (a checkpoint without the ``"sac"`` part loads the actor and critic only)."""
-        with torch.no_grad():
-            self.actor.load_state_dict(state["actor_state_dict"], strict=strict)
-            self.critic.load_state_dict(state["critic_state_dict"], strict=strict)
-        extra = state.get("sac")
-        if extra is not None:
-            optim = state["optimizer_state_dict"]
-            self.actor_optimizer.load_state_dict(optim["actor"])
-            self.critic_optimizer.load_state_dict(optim["critic"])
-            self.alpha_optimizer.load_state_dict(extra["alpha_optimizer"])
-            with torch.no_grad():
-                self.target_qs.load_state_dict(extra["target_critic"])
-                self.log_alpha.copy_(extra["log_alpha"])
-            self.replay.load_state_dict(extra["replay"])
-            self.noise_generator.set_state(extra["noise_generator"].cpu())
-            self.gradient_steps = int(extra["gradient_steps"])
-            self.seed = int(extra["seed"])  # the minibatch draws continue the checkpoint's sequence
-            self._key = philox_key(self.seed)
-            self._update_index.fill_(self.gradient_steps)
-            if self.reward_normalizer is not None and extra.get("reward_normalizer") is not None:
-                self.reward_normalizer.load_state_dict(extra["reward_normalizer"])
-        self.flat.bind_grads()
-        self.sync_replicas()
+        """Restore :meth:`state_dict` (:func:`.sac_checkpoint.load_state_dict`)."""
+        sac_checkpoint.load_state_dict(self, state, strict)
