@@ -62,7 +62,7 @@ def test_the_workers_get_the_per_process_env_count_in_place_of_the_total(monkeyp
     monkeypatch.setattr(preflight, "check_launch", lambda opts: None)
     scene = type("Cfg", (), {"scene": type("Scene", (), {"num_envs": 1024})})
     prepared = type("Prepared", (), {"device": "cpu", "env_cfg": scene})
-    monkeypatch.setattr(prepare, "prepare_env", lambda run: prepared)
+    monkeypatch.setattr(prepare, "prepare_env", lambda run, agent_entry_point=None: prepared)
     opts = _parsed(["train", "--task", "T", "--num_envs", "1024", "env.scene.num_envs=8", "agent.x=1"])
     plan = plan_launch(opts)
     assert (plan.nproc, plan.torchrun, plan.automatic) == (2, True, True)

@@ -2,8 +2,9 @@
 only torch, numpy and the device image's other packages, exactly as ``python -m tools.gpu.bundle plan`` says,
 then Redline-Cartpole trains 2 iterations and Redline-Velocity-Flat-Go1 trains 2 (``scripts/gpu_sim_check.sh``).
 
-CI stages with ``xz -0`` (23 s instead of 5 min for the device's ``xz -6``; 4 parts instead of 3), every wheel the
-device gets; the device's own level runs under ``--extended``. As on the device, Warp's kernel cache starts empty and
+``test_rehearsal_fast_level`` stages with ``xz -0`` (23 s instead of 5 min for the device's ``xz -6``; 4 parts
+instead of 3), every wheel the device gets; the device's own level is the second test. Both run under
+``--extended`` (2-6 min: outside CI's 20 min; run them before a device call, docs/gpu.md). As on the device, Warp's kernel cache starts empty and
 no bytecode is read or written, so the stages' budgets are tried cold; an install that fails is a failure, not a
 skip (the rehearsal would otherwise pass by never running).
 """
@@ -118,6 +119,7 @@ def check_rehearsal(r: dict) -> None:
 
 
 @pytest.mark.sim
+@pytest.mark.extended  # 140 s; run it before a device call (docs/gpu.md), CI keeps the bundle's unit tests
 def test_rehearsal_fast_level(tmp_path: Path) -> None:
     r = rehearse(tmp_path, level=0)
     check_rehearsal(r)
