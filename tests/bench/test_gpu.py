@@ -74,3 +74,10 @@ def test_show_prints_a_table(result: dict, capsys: pytest.CaptureFixture[str]) -
     show(result)
     out = capsys.readouterr().out
     assert "rsl_rl_mixed_precision" in out and "philox at 4096 envs" in out and "race, dummy task" in out
+    assert "SAC update at the tiny shape" in out
+
+
+def test_the_sac_update_is_timed_in_both_precisions(result: dict) -> None:
+    sac = result["sac_update"]
+    assert sac["shape"] == "tiny" and set(sac["rows"]) == {"bf16", "fp32"}
+    assert all(row["update_ms"] > 0 and row["gradient_steps"] == 8 for row in sac["rows"].values())

@@ -12,10 +12,12 @@ them on PYTHONPATH over the machine's torch and runs this bench. The run prints 
 - ``first_ratio_dev``: max |ratio − 1| on the first minibatch under bf16 (0 up to rounding when the fp32 islands hold);
 - ``learning``: the device default vs plain learners on the small dummy task, final reward per seed;
 - ``race``: redline's device default against rsl_rl 5.5.1 (fp32, mixed precision) training the dummy task at the
-  legged shape from the same seeds: final reward and wall time per seed.
+  legged shape from the same seeds: final reward and wall time per seed;
+- ``sac_update``: ms per update of the SAC learner at FastSAC's shape (4096 envs, batch 8192, 8 gradient steps per
+  env step), bf16 against fp32, both eager (no capture yet: :mod:`redline.bench.sac_update`).
 
 ``--quick`` runs the tiny shape for one iteration (CI runs ``--quick --device cpu --json``); ``--learning-seeds 10``
-makes the learning check and the race a claim rather than an anecdote.
+makes the learning check and the race a claim rather than an anecdote; ``--sac-only`` runs ``sac_update`` alone.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any, Literal
 
 import torch
 
-from redline.bench import gpu_pack
+from redline.bench import gpu_pack, sac_update
 from redline.bench.learner import Loop, Timing, redline_loop, rsl_rl_loop, time_interleaved
 from redline.bench.shapes import SHAPES, DummyVecEnv, rsl_rl_cfg, synthetic_env
 from redline.bench.timing import device_sync, timed
@@ -62,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=len(LEARNING_SEEDS),
         help=f"seeds of the learning check and race (default {len(LEARNING_SEEDS)}: an anecdote; >= 10 for a claim)",
     )
+    parser.add_argument("--sac-only", action="store_true", help="time the SAC update alone (section sac_update)")
     parser.add_argument(
         "--race-iterations", type=positive_int, default=RACE_ITERATIONS, help="iterations per learner in the race"
     )
@@ -72,6 +75,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.pack:
         return gpu_pack.pack(Path(args.pack))
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if args.sac_only:
+        return {"device": device, "torch": torch.__version__, "sac_update": sac_update.bench(device, args.quick)}
     iterations = 1 if args.quick else args.iterations
     seeds = tuple(range(args.learning_seeds))
     return bench(device, args.quick, iterations, learning_seeds=seeds, race_iterations=args.race_iterations)
@@ -83,6 +88,9 @@ def show(result: dict[str, Any]) -> None:
         print(f"bundle in {result['dir']}: {result['total_mb']:.1f} MiB (limit {gpu_pack.BUNDLE_LIMIT_MB:.0f} MiB)")
         for name, mb in result["wheels"].items():
             print(f"  {mb:7.2f} MiB  {name}")
+        return
+    if "update" not in result:  # --sac-only
+        show_sac(result["sac_update"])
         return
     print(f"bench gpu: {result['device_name']} ({result['device']}), torch {result['torch']}, shape {result['shape']}")
     sync = result["sync_debug"]
@@ -106,6 +114,18 @@ def show(result: dict[str, Any]) -> None:
     for name in RACE_LEARNERS:
         row = race[name]
         print(f"    {name:<24} final reward {row['mean_final_reward']:.3f}, {row['mean_wall_s']:.2f} s")
+    show_sac(result["sac_update"])
+
+
+def show_sac(sac: dict[str, Any]) -> None:
+    """Print the ``sac_update`` section for people."""
+    size = f"{sac['num_envs']} envs, batch {sac['batch_size']}, {sac['updates_per_step']} gradient steps per update"
+    print(f"  SAC update at the {sac['shape']} shape ({size}); capture {sac['capture']}")
+    for name, row in sac["rows"].items():
+        print(
+            f"    {name:<5} {row['update_ms']:9.2f} ms per update, {row['gradient_step_ms']:8.3f} ms per gradient step"
+        )
+    print(f"    bf16 / fp32: {sac['bf16_to_fp32']:.2f}")
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -158,6 +178,7 @@ def bench(
         "first_ratio_dev": float(captured_state["metrics"]["first_ratio_dev"]),
         "learning": learning_check(device, (0,), iterations=2) if quick else learning_check(device, learning_seeds),
         "race": learning_race(shape_name, device, (0,) if quick else learning_seeds, 2 if quick else race_iterations),
+        "sac_update": sac_update.bench(device, quick),
     }
 
 
