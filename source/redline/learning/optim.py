@@ -21,14 +21,17 @@ import torch
 from torch import nn
 from torch.optim.optimizer import _get_fused_kernels_supported_devices
 
+from redline.learning.flat_params import FlatParams
+
 EXECUTION_FLAGS: dict[str, Any] = {"fused": None, "capturable": False, "foreach": None, "differentiable": False}
 """Adam's per-device execution switches as a saved checkpoint carries them: torch's defaults, so a checkpoint written
 with the fused kernel on a GPU loads into rsl_rl's plain Adam on any device (a saved ``capturable=True`` would refuse
 to step on the CPU). They choose kernels, not maths."""
 
 
-class FlatAdam:
-    """``torch.optim.Adam`` over parameters packed into flat fp32 buffers, clipped per segment, skippable on device."""
+class FlatAdam(FlatParams):
+    """``torch.optim.Adam`` over parameters packed into flat fp32 buffers (:class:`FlatParams`), clipped per segment,
+    skippable on device."""
 
     def __init__(
         self,
@@ -49,21 +52,9 @@ class FlatAdam:
         The parameters must already sit on their final device; afterwards ``module.to()`` would detach them from
         the flat buffer. Their ``.grad`` must not be set to ``None`` (``module.zero_grad()``); use :meth:`zero_grad`.
         """
-        self.params: list[nn.Parameter] = []
-        self.segments: list[slice] = []
-        for seg in segments:
-            start = sum(p.numel() for p in self.params)
-            self.params.extend(seg)
-            self.segments.append(slice(start, sum(p.numel() for p in self.params)))
-        device = self.params[0].device
-        total = self.segments[-1].stop
-        kw: dict[str, Any] = {"device": device, "dtype": torch.float32}
-        self.flat_param = torch.empty(total, **kw)
-        self.reduce_buffer = torch.zeros(total + reduce_extra, **kw)
-        """``[gradient | extra]``: what one data-parallel all-reduce sums (the gradient part is :attr:`flat_grad`)."""
-        self.flat_grad = self.reduce_buffer[:total]
-        self.reduce_extra = self.reduce_buffer[total:]
-        """``(reduce_extra,)`` room for statistics reduced together with the gradient."""
+        super().__init__(segments, reduce_extra)
+        kw: dict[str, Any] = {"device": self.flat_param.device, "dtype": torch.float32}
+        total = self.flat_param.numel()
         self.exp_avg = torch.zeros(total, **kw)
         self.exp_avg_sq = torch.zeros(total, **kw)
         self.steps = torch.zeros(len(self.params), **kw)
@@ -74,17 +65,7 @@ class FlatAdam:
         """The learning rate, a 0-dim device tensor; change it in place (``lr.copy_``)."""
         self._found_inf = torch.zeros((), **kw)
         """Adam's skip flag (1.0: the fused kernel returns before touching anything); written in place per step."""
-        self._slices: list[slice] = []
-        offset = 0
-        for p in self.params:
-            if p.dtype != torch.float32:
-                raise TypeError(f"FlatAdam keeps fp32 master weights; got a {p.dtype} parameter")
-            sl = slice(offset, offset + p.numel())
-            self.flat_param[sl].copy_(p.detach().reshape(-1))
-            p.data = self.flat_param[sl].view_as(p)
-            self._slices.append(sl)
-            offset = sl.stop
-        self._grad_views = [self.flat_grad[sl].view_as(p) for sl, p in zip(self._slices, self.params, strict=True)]
+        device = self.flat_param.device
         self.fused = device.type in _get_fused_kernels_supported_devices()
         """The fused kernel runs the step (else torch's single-tensor loop, same maths)."""
         self._flags: dict[str, Any] = {
@@ -103,7 +84,6 @@ class FlatAdam:
         """The library optimizer; its state tensors are views of :attr:`exp_avg`, :attr:`exp_avg_sq`, :attr:`steps`."""
         self.adam.found_inf = self._found_inf  # type: ignore[attr-defined]  # read by Adam.step, as GradScaler's is
         self._bind_state()
-        self.bind_grads()
 
     @property
     def betas(self) -> tuple[float, float]:
@@ -129,20 +109,6 @@ class FlatAdam:
                 "exp_avg": self.exp_avg[sl].view_as(p),
                 "exp_avg_sq": self.exp_avg_sq[sl].view_as(p),
             }
-
-    def bind_grads(self) -> None:
-        """(Re)attach every parameter's ``.grad`` to its view of the flat gradient buffer."""
-        for p, g in zip(self.params, self._grad_views, strict=True):
-            if p.grad is not g:
-                p.grad = g
-
-    def zero_grad(self) -> None:
-        """Zero the flat gradient (one kernel); backward passes then accumulate into it."""
-        self.flat_grad.zero_()
-
-    def grad_norms(self) -> torch.Tensor:
-        """L2 norm of each segment's gradient, shape ``(num_segments,)``."""
-        return torch.stack([torch.linalg.vector_norm(self.flat_grad[s]) for s in self.segments])
 
     @torch.no_grad()
     def step(self, ok: torch.Tensor, max_norm: float | None, norms: torch.Tensor | None = None) -> torch.Tensor:

@@ -4,9 +4,9 @@ then Redline-Cartpole trains 2 iterations and Redline-Velocity-Flat-Go1 trains 2
 
 ``test_rehearsal_fast_level`` stages with ``xz -0`` (23 s instead of 5 min for the device's ``xz -6``; 4 parts
 instead of 3), every wheel the device gets; the device's own level is the second test. Both run under
-``--extended`` (2-6 min: outside CI's 20 min; run them before a device call, docs/gpu.md). As on the device, Warp's kernel cache starts empty and
-no bytecode is read or written, so the stages' budgets are tried cold; an install that fails is a failure, not a
-skip (the rehearsal would otherwise pass by never running).
+``--extended`` (2-6 min: outside CI's 20 min; run them before a device call, docs/gpu.md). As on the device,
+Warp's kernel cache starts empty and no bytecode is read or written, so the stages' budgets are tried cold; an
+install that fails is a failure, not a skip (the rehearsal would otherwise pass by never running).
 """
 
 from __future__ import annotations

@@ -34,10 +34,10 @@ from torch import nn
 
 from redline.errors import UserError
 from redline.learning.distributed import Communicator
+from redline.learning.flat_params import FlatParams
 from redline.learning.models import PrecisionNet, merge_obs_moments
 from redline.learning.precision import Precision
 from redline.learning.sac import sac_checkpoint
-from redline.learning.sac.flat_params import FlatParams
 from redline.learning.sac.networks import DistributionalCritic, TanhGaussian, build_actor, squashed_sample
 from redline.learning.sac.replay import ReplayBuffer, philox_key
 from redline.learning.sac.reward_norm import RewardNormalizer

@@ -1,8 +1,9 @@
 """Parameters and gradients packed into flat fp32 buffers, so that one all-reduce moves every gradient of a step.
 
-The parameters of the actor, the critic and the temperature become views into one contiguous buffer, their
-``.grad`` views into a second one (followed by room for the step's statistics, reduced in the same call). Each
-segment (network) keeps its own optimizer, learning rate and gradient-norm clipping.
+The parameters of the networks (PPO's actor and critic, SAC's actor, critic and temperature) become views into one
+contiguous buffer, their ``.grad`` views into a second one (followed by room for the step's statistics, reduced in
+the same call), and each segment's gradient norm is one reduction. PPO's :class:`~redline.learning.optim.FlatAdam`
+adds one Adam over the whole buffer; SAC gives each segment its own optimizer.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ class FlatParams:
 
     Args:
         segments: parameter groups, in order (already on their final device; ``module.to()`` afterwards would
-            detach them). Their ``.grad`` must not be set to None.
+            detach them). Their ``.grad`` must not be set to None (``module.zero_grad()``); use :meth:`zero_grad`.
         reduce_extra: floats of room after the gradient in :attr:`reduce_buffer` for statistics.
     """
 
@@ -36,26 +37,29 @@ class FlatParams:
         """``[gradient | extra]``: what one data-parallel all-reduce sums."""
         self.flat_grad = self.reduce_buffer[:total]
         self.reduce_extra = self.reduce_buffer[total:]
-        self._grads = []
+        """``(reduce_extra,)`` room for statistics reduced together with the gradient."""
+        self._slices: list[slice] = []
+        """Each parameter's slice of the flat buffers."""
         offset = 0
         for p in self.params:
             if p.dtype != torch.float32:
-                raise TypeError(f"FlatParams keeps fp32 master weights; got a {p.dtype} parameter")
+                raise TypeError(f"{type(self).__name__} keeps fp32 master weights; got a {p.dtype} parameter")
             sl = slice(offset, offset + p.numel())
             self.flat_param[sl].copy_(p.detach().reshape(-1))
             p.data = self.flat_param[sl].view_as(p)
-            self._grads.append(self.flat_grad[sl].view_as(p))
+            self._slices.append(sl)
             offset = sl.stop
+        self._grad_views = [self.flat_grad[sl].view_as(p) for sl, p in zip(self._slices, self.params, strict=True)]
         self.bind_grads()
 
     def bind_grads(self) -> None:
         """(Re)attach every parameter's ``.grad`` to its view of the flat gradient."""
-        for p, g in zip(self.params, self._grads, strict=True):
+        for p, g in zip(self.params, self._grad_views, strict=True):
             if p.grad is not g:
                 p.grad = g
 
     def zero_grad(self) -> None:
-        """Zero gradients and statistics (one kernel)."""
+        """Zero the gradient and the statistics after it (one kernel); backward passes then accumulate into it."""
         self.reduce_buffer.zero_()
 
     def grad_norms(self) -> torch.Tensor:
