@@ -113,6 +113,7 @@ SUBPACKAGES: dict[str, tuple[set[str], set[str]]] = {
             "run_state.parts",
             "learning.config",
             "learning.distributed",
+            "learning.dropin",
             "learning.flat_params",
             "learning.models",
             "learning.moments",

@@ -33,7 +33,6 @@ from typing import Any
 
 import torch
 from rsl_rl.extensions import resolve_rnd_config, resolve_symmetry_config
-from rsl_rl.models import MLPModel
 from rsl_rl.storage import RolloutStorage
 from rsl_rl.utils import resolve_class, resolve_obs_groups
 from tensordict import TensorDict
@@ -41,6 +40,7 @@ from tensordict import TensorDict
 from redline.errors import UserError
 from redline.learning.config import DISTRIBUTION_KEYS, MODEL_KEYS, PPOConfig, names_class
 from redline.learning.distributed import Communicator
+from redline.learning.dropin import DropIn
 from redline.learning.general_ppo import OPTIMIZERS, GeneralPPO
 from redline.learning.limits import check_agent, check_rollout
 from redline.learning.ppo import PPO as RedlinePPO
@@ -114,21 +114,11 @@ def construct_general(obs: TensorDict, env: Any, cfg: Mapping[str, Any], device:
         raise UserError(f"algorithm.class_name={CLASS_PATH}: {exc}") from None
 
 
-class PPO:
-    """What rsl_rl's ``OnPolicyRunner`` calls on its algorithm, done by :class:`redline.learning.ppo.PPO`.
+class PPO(DropIn):
+    """What rsl_rl's ``OnPolicyRunner`` calls on its algorithm, done by :class:`redline.learning.ppo.PPO`
+    (:class:`~redline.learning.dropin.DropIn`: the policy, modes and checkpoints' env part)."""
 
-    Args:
-        learner: the redline learner.
-    """
-
-    def __init__(self, learner: RedlinePPO, env: Any = None) -> None:
-        self.learner = learner
-        self.env_state = RunnerEnvState(
-            env, enabled=not learner.comm.distributed, generators={"noise_generator": learner.noise_generator}
-        )
-        """The env's part of the checkpoints (:class:`~redline.run_state.parts.RunnerEnvState`)."""
-        self.rnd = None  # rsl_rl's runner asks; redline has no RND
-        self.intrinsic_rewards = None
+    learner: RedlinePPO
 
     @classmethod
     def construct_algorithm(cls, obs: TensorDict, env: Any, cfg: Mapping[str, Any], device: str) -> PPO | GeneralPPO:
@@ -200,18 +190,6 @@ class PPO:
         """The current learning rate (read by rsl_rl's logger)."""
         return float(self.learner.learning_rate)
 
-    def get_policy(self) -> MLPModel:
-        """The actor, an rsl_rl ``MLPModel`` (export, inference, ``output_std``)."""
-        return self.learner.actor
-
-    def train_mode(self) -> None:
-        self.learner.actor.train()
-        self.learner.critic.train()
-
-    def eval_mode(self) -> None:
-        self.learner.actor.eval()
-        self.learner.critic.eval()
-
     def broadcast_parameters(self) -> None:
         """Every rank takes rank 0's state (weights, optimizer, normalisers) and its minibatch generator (Isaac Lab
         seeds each rank with ``seed + rank``; the minibatch partition must be the same on every rank)."""
@@ -223,19 +201,7 @@ class PPO:
 
     # checkpoints ----------------------------------------------------------------------------------------------------
 
-    def save(self) -> dict[str, Any]:
-        """rsl_rl's keys (``actor_state_dict``, ``critic_state_dict``, ``optimizer_state_dict``) plus redline's and,
-        in one process, the env's seeding counters and run state (:func:`~redline.run_state.parts.save_env_into`;
-        rsl_rl's multi-GPU runner saves on rank 0 alone, so the other ranks' envs cannot be gathered)."""
-        saved = self.learner.state_dict()
-        self.env_state.save_into(saved)
-        return saved
-
     def load(self, loaded_dict: dict[str, Any], load_cfg: dict | None = None, strict: bool = True) -> bool:
         """Load a checkpoint of this class, of ``redline train`` or of rsl_rl's PPO; returns True (the runner then
         continues at the saved iteration, as rsl_rl does)."""
-        if load_cfg is not None and not all(load_cfg.get(k, True) for k in ("actor", "critic", "optimizer")):
-            raise UserError("load_cfg: the redline learner loads actor, critic and optimizer together")
-        self.learner.load_state_dict(loaded_dict, strict=strict)
-        self.env_state.load(loaded_dict)  # restored at the first action of training (not in play or export)
-        return True
+        return self.load_learner_and_env(loaded_dict, load_cfg, strict, "the redline learner")

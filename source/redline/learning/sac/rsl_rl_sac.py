@@ -23,38 +23,26 @@ from collections.abc import Mapping
 from typing import Any
 
 import torch
-from rsl_rl.models import MLPModel
 from rsl_rl.utils import resolve_callable, resolve_obs_groups
 from tensordict import TensorDict
 
 from redline.errors import UserError
 from redline.learning.distributed import Communicator
+from redline.learning.dropin import DropIn
 from redline.learning.sac.sac import SAC as RedlineSAC
 from redline.learning.sac.sac import request_final_observation
 from redline.learning.sac.sac_config import CLASS_PATH, SACConfig
-from redline.run_state.parts import RunnerEnvState
 from redline.seeding.plan import bind_action_noise
 
 DIST_TIMEOUT_S = 1800.0
 """The process-group timeout quoted when a rank is lost under rsl_rl's runner (torch's default for NCCL) [s]."""
 
 
-class SAC:
-    """What rsl_rl's ``OnPolicyRunner`` calls on its algorithm, done by :class:`redline.learning.sac.sac.SAC`.
+class SAC(DropIn):
+    """What rsl_rl's ``OnPolicyRunner`` calls on its algorithm, done by :class:`redline.learning.sac.sac.SAC`
+    (:class:`~redline.learning.dropin.DropIn`: the policy, modes and checkpoints' env part)."""
 
-    Args:
-        learner: the redline learner.
-        env: the runner's env (its seeding counters and run state go into the checkpoints in one process).
-    """
-
-    def __init__(self, learner: RedlineSAC, env: Any = None) -> None:
-        self.learner = learner
-        self.env_state = RunnerEnvState(
-            env, enabled=not learner.comm.distributed, generators={"noise_generator": learner.noise_generator}
-        )
-        """The env's part of the checkpoints (:class:`~redline.run_state.parts.RunnerEnvState`)."""
-        self.rnd = None  # rsl_rl's runner asks; no RND here
-        self.intrinsic_rewards = None
+    learner: RedlineSAC
 
     @classmethod
     def construct_algorithm(cls, obs: TensorDict, env: Any, cfg: Mapping[str, Any], device: str) -> SAC:
@@ -120,40 +108,17 @@ class SAC:
         """The actor's learning rate (read by rsl_rl's logger)."""
         return self.learner.learning_rate
 
-    def get_policy(self) -> MLPModel:
-        """The actor, an rsl_rl ``MLPModel`` (export, inference, ``output_std``)."""
-        return self.learner.actor
-
-    def train_mode(self) -> None:
-        self.learner.actor.train()
-        self.learner.critic.train()
-
-    def eval_mode(self) -> None:
-        self.learner.actor.eval()
-        self.learner.critic.eval()
-
     def broadcast_parameters(self) -> None:
         """Every rank takes rank 0's weights, target critic and normalisers."""
         self.learner.sync_replicas()
 
     # checkpoints ----------------------------------------------------------------------------------------------------
 
-    def save(self) -> dict[str, Any]:
-        """The learner's state (:meth:`redline.learning.sac.sac.SAC.state_dict`) plus, in one process, the env's
-        seeding counters and run state."""
-        saved = self.learner.state_dict()
-        self.env_state.save_into(saved)
-        return saved
-
     def load(self, loaded_dict: dict[str, Any], load_cfg: dict | None = None, strict: bool = True) -> bool:
         """Load a checkpoint of this class; returns True (the runner continues at the saved iteration)."""
-        if load_cfg is not None and not all(load_cfg.get(k, True) for k in ("actor", "critic", "optimizer")):
-            raise UserError("load_cfg: the off-policy learner loads actor, critic and optimizer together")
         if loaded_dict.get("algorithm") != "sac":
             raise UserError(
                 f"checkpoint: not one of the off-policy learner (algorithm.class_name={CLASS_PATH}); "
                 "train it with the class that wrote it"
             )
-        self.learner.load_state_dict(loaded_dict, strict=strict)
-        self.env_state.load(loaded_dict)
-        return True
+        return self.load_learner_and_env(loaded_dict, load_cfg, strict, "the off-policy learner")
