@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
 from rsl_rl.models import MLPModel
+from tensordict import TensorDict
 
 from redline.errors import UserError
 from redline.run_state.parts import RunnerEnvState
@@ -33,6 +35,11 @@ class DropIn:
         """The env's part of the checkpoints (:class:`~redline.run_state.parts.RunnerEnvState`)."""
         self.rnd = None  # rsl_rl's runner asks; redline's learners have no RND
         self.intrinsic_rewards = None
+
+    def act(self, obs: TensorDict) -> torch.Tensor:
+        """The learner's actions ``(N, A)`` (PPO samples and records the step; SAC explores), once the env's part of
+        a loaded checkpoint is restored (at the first action of training)."""
+        return self.learner.act(self.env_state.before_act(obs))
 
     def get_policy(self) -> MLPModel:
         """The actor, an rsl_rl ``MLPModel`` (export, inference, ``output_std``)."""

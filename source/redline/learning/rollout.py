@@ -45,6 +45,10 @@ class OffPolicyLearner(Protocol):
     def update(self) -> dict[str, torch.Tensor]: ...
 
 
+Learner = PPO | OffPolicyLearner
+"""A redline learner the rollout binds to."""
+
+
 def no_timer(phase: str) -> AbstractContextManager[None]:
     """The default :data:`PhaseTimer`: times nothing."""
     return contextlib.nullcontext()
@@ -118,11 +122,7 @@ def rollout(
 
 
 def collect_rollout(
-    alg: PPO | OffPolicyLearner,
-    env: Any,
-    obs: TensorDict,
-    timer: PhaseTimer = no_timer,
-    on_step: StepHook | None = None,
+    alg: Learner, env: Any, obs: TensorDict, timer: PhaseTimer = no_timer, on_step: StepHook | None = None
 ) -> TensorDict:
     """:func:`rollout` of ``alg.cfg.num_steps_per_env`` steps with a redline learner (PPO: its storage must be
     empty; SAC: each transition goes to its replay, with the step's next observation).
@@ -147,11 +147,7 @@ def collect_rollout(
 
 
 def train_iteration(
-    alg: PPO | OffPolicyLearner,
-    env: Any,
-    obs: TensorDict,
-    timer: PhaseTimer = no_timer,
-    on_step: StepHook | None = None,
+    alg: Learner, env: Any, obs: TensorDict, timer: PhaseTimer = no_timer, on_step: StepHook | None = None
 ) -> tuple[TensorDict, dict[str, torch.Tensor]]:
     """:func:`collect_rollout` then :meth:`PPO.update` (timed as ``update``); returns the next observation and the
     update's 0-dim metrics (device tensors)."""

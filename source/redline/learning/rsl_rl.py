@@ -160,10 +160,6 @@ class PPO(DropIn):
 
     # the rollout -------------------------------------------------------------------------------------------------
 
-    def act(self, obs: TensorDict) -> torch.Tensor:
-        """Sample actions ``(N, A)`` and record the step (:meth:`redline.learning.ppo.PPO.act`)."""
-        return self.learner.act(self.env_state.before_act(obs))
-
     def process_env_step(
         self, obs: TensorDict, rewards: torch.Tensor, dones: torch.Tensor, extras: dict[str, Any]
     ) -> None:

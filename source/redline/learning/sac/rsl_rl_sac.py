@@ -82,10 +82,6 @@ class SAC(DropIn):
 
     # the rollout -------------------------------------------------------------------------------------------------
 
-    def act(self, obs: TensorDict) -> torch.Tensor:
-        """Exploration actions ``(N, A)`` (:meth:`redline.learning.sac.sac.SAC.act`)."""
-        return self.learner.act(self.env_state.before_act(obs))
-
     def process_env_step(
         self, obs: TensorDict, rewards: torch.Tensor, dones: torch.Tensor, extras: dict[str, Any]
     ) -> None:

@@ -15,18 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from redline import validation
 from redline.errors import UserError
 from redline.learning.config import ACTIVATIONS, RUNNER_KEYS
-from redline.validation import (
-    COUNT,
-    FRACTION,
-    POSITIVE,
-    Range,
-    check_choice,
-    check_fields,
-    check_precision,
-    check_range,
-)
 
 CLASS_PATH = "redline.learning.sac.rsl_rl_sac:SAC"
 """The ``algorithm.class_name`` that selects the off-policy learner (rsl_rl's ``resolve_callable`` syntax)."""
@@ -68,12 +59,12 @@ class SACActorConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden_dims", _widths("actor.hidden_dims", self.hidden_dims))
         object.__setattr__(self, "obs_groups", _groups("actor.obs_groups", self.obs_groups))
-        check_choice("actor.activation", self.activation, ACTIVATIONS)
+        validation.check_choice("actor.activation", self.activation, ACTIVATIONS)
         low, high = (float(x) for x in self.log_std_range)
         if not low < high:
             raise UserError(f"actor.log_std_range: expected (min, max) with min < max, got {self.log_std_range!r}")
         object.__setattr__(self, "log_std_range", (low, high))
-        check_range("actor.action_scale", self.action_scale, POSITIVE)
+        validation.check_range("actor.action_scale", self.action_scale, validation.POSITIVE)
 
 
 @dataclass(frozen=True)
@@ -98,23 +89,27 @@ class SACCriticConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden_dims", _widths("critic.hidden_dims", self.hidden_dims))
         object.__setattr__(self, "obs_groups", _groups("critic.obs_groups", self.obs_groups))
-        check_choice("critic.activation", self.activation, ACTIVATIONS)
-        check_range("critic.num_atoms", self.num_atoms, Range(integer=True, low=2))
-        check_range("critic.v_min", self.v_min, Range())
-        check_range("critic.v_max", self.v_max, Range())
+        validation.check_choice("critic.activation", self.activation, ACTIVATIONS)
+        validation.check_range("critic.num_atoms", self.num_atoms, validation.Range(integer=True, low=2))
+        validation.check_range("critic.v_min", self.v_min, validation.Range())
+        validation.check_range("critic.v_max", self.v_max, validation.Range())
         if not self.v_min < self.v_max:
             raise UserError(f"critic.v_max: must exceed v_min ({self.v_min:g}), got {self.v_max:g}")
 
 
-SAC_RANGES: dict[str, Range] = {
-    **dict.fromkeys(("num_steps_per_env", "buffer_size_per_env", "batch_size", "policy_frequency", "n_step"), COUNT),
-    "updates_per_step": COUNT,
-    "learning_starts": Range(integer=True, low=0),
-    "gamma": FRACTION,
-    "tau": Range(low=0.0, high=1.0, open_low=True),
-    **dict.fromkeys(("actor_learning_rate", "critic_learning_rate", "alpha_learning_rate", "alpha_init"), POSITIVE),
-    "max_grad_norm": Range(low=0.0, open_low=True, optional=True),
-    "reward_norm_max_return": POSITIVE,
+SAC_RANGES: dict[str, validation.Range] = {
+    **dict.fromkeys(
+        ("num_steps_per_env", "buffer_size_per_env", "batch_size", "policy_frequency", "n_step"), validation.COUNT
+    ),
+    "updates_per_step": validation.COUNT,
+    "learning_starts": validation.Range(integer=True, low=0),
+    "gamma": validation.FRACTION,
+    "tau": validation.Range(low=0.0, high=1.0, open_low=True),
+    **dict.fromkeys(
+        ("actor_learning_rate", "critic_learning_rate", "alpha_learning_rate", "alpha_init"), validation.POSITIVE
+    ),
+    "max_grad_norm": validation.Range(low=0.0, open_low=True, optional=True),
+    "reward_norm_max_return": validation.POSITIVE,
 }
 """The numeric :class:`SACConfig` fields and their ranges (:mod:`redline.validation`)."""
 
@@ -177,12 +172,12 @@ class SACConfig:
     """The clipped double-Q distributional critic."""
 
     def __post_init__(self) -> None:
-        check_fields(self, SAC_RANGES)
+        validation.check_fields(self, SAC_RANGES)
         if self.target_entropy is not None:
-            check_range("target_entropy", self.target_entropy, Range())
-        check_precision(self.precision)
+            validation.check_range("target_entropy", self.target_entropy, validation.Range())
+        validation.check_precision(self.precision)
         for flag in ("obs_normalization", "reward_normalization", "env_action_noise", "save_replay"):
-            check_choice(flag, getattr(self, flag), (True, False))
+            validation.check_choice(flag, getattr(self, flag), (True, False))
         if isinstance(self.actor, Mapping):
             object.__setattr__(self, "actor", SACActorConfig(**self.actor))
         if isinstance(self.critic, Mapping):
