@@ -9,11 +9,13 @@ import signal
 import socket
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
+import torch.multiprocessing as mp
 
 from redline.bench.shapes import DummyVecEnv
 from redline.learning import PPO, PPOConfig
@@ -44,22 +46,46 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def join_gloo(rank: int, world: int, port: int) -> Communicator | None:
+    """In a spawned rank: one thread, and (world > 1) the gloo process group and its communicator (None: alone)."""
+    torch.set_num_threads(1)
+    if world == 1:
+        return None
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
+        timeout=datetime.timedelta(seconds=TIMEOUT_S),
+    )
+    return Communicator.from_process_group("cpu", timeout_s=TIMEOUT_S)
+
+
+def spawn_ranks(target: Callable[..., None], world: int, args: tuple, out: Path, timeout: float) -> list[Any]:
+    """Run ``target(rank, world, port, out, *args)`` on ``world`` spawned processes within ``timeout`` [s] in all
+    (start-up imports take most of it on a loaded 2-core machine); returns each rank's ``out/rank<r>.pt`` (None if
+    it wrote none)."""
+    port = free_port()
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=target, args=(r, world, port, out, *args)) for r in range(world)]
+    for proc in procs:
+        proc.start()
+    deadline = time.monotonic() + timeout
+    for proc in procs:
+        proc.join(max(deadline - time.monotonic(), 0.1))
+    hung = [r for r, proc in enumerate(procs) if proc.is_alive()]
+    for proc in procs:
+        proc.kill()
+    assert not hung, f"ranks {hung} still running after {timeout} s"
+    return [torch.load(out / f"rank{r}.pt") if (out / f"rank{r}.pt").exists() else None for r in range(world)]
+
+
 def run(rank: int, world: int, port: int, out: Path, iterations: int, mode: str, cfg: PPOConfig = CFG) -> None:
     """Train ``iterations`` on this rank's share of :data:`GLOBAL_ENVS` envs; write params and metrics to ``out``.
 
     ``mode``: ``plain``; ``nan`` (rank 1's third loss is NaN); ``kill`` (rank 1 dies during its second iteration).
     """
-    torch.set_num_threads(1)
-    comm = None
-    if world > 1:
-        dist.init_process_group(
-            "gloo",
-            init_method=f"tcp://127.0.0.1:{port}",
-            rank=rank,
-            world_size=world,
-            timeout=datetime.timedelta(seconds=TIMEOUT_S),
-        )
-        comm = Communicator.from_process_group("cpu", timeout_s=TIMEOUT_S)
+    comm = join_gloo(rank, world, port)
     n = GLOBAL_ENVS // world
     env = DummyVecEnv(num_envs=n, num_obs=4, seed=1, critic_obs=True, per_env_seed=5, env_id_offset=rank * n)
     torch.manual_seed(100 + rank)  # different initial weights per rank: the broadcast must fix them

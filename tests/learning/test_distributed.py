@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.multiprocessing as mp
 
 from redline.learning.distributed import Communicator
-from tests.learning.distributed_support import CFG, TIMEOUT_S, free_port, run
+from tests.learning.distributed_support import CFG, TIMEOUT_S, run, spawn_ranks
 
 
 def _launch(tmp_path: Path, world: int, iterations: int, mode: str = "plain", timeout: float = 180.0) -> list[Any]:
@@ -18,19 +16,7 @@ def _launch(tmp_path: Path, world: int, iterations: int, mode: str = "plain", ti
 
     ``timeout`` bounds the whole launch [s]: process start-up (imports) takes most of it on a loaded 2-core machine.
     """
-    port = free_port()
-    ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=run, args=(r, world, port, tmp_path, iterations, mode)) for r in range(world)]
-    for p in procs:
-        p.start()
-    deadline = time.monotonic() + timeout
-    for p in procs:
-        p.join(max(deadline - time.monotonic(), 0.1))
-    hung = [r for r, p in enumerate(procs) if p.is_alive()]
-    for p in procs:
-        p.kill()
-    assert not hung, f"ranks {hung} still running after {timeout} s"
-    return [torch.load(tmp_path / f"rank{r}.pt") if (tmp_path / f"rank{r}.pt").exists() else None for r in range(world)]
+    return spawn_ranks(run, world, (iterations, mode), tmp_path, timeout)
 
 
 def test_two_ranks_compute_the_single_process_update(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import traceback
 from pathlib import Path
 from typing import Any
@@ -10,11 +9,10 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from redline.learning.distributed import Communicator
 from redline.learning.sac import SAC
+from tests.learning.distributed_support import join_gloo
 from tests.learning.sac.sac_support import ReachEnv, env_noise, run_iteration, tiny_cfg
 
-TIMEOUT_S = 20.0
 GLOBAL_ENVS = 8
 CFG = tiny_cfg(batch_size=60, max_grad_norm=0.5, updates_per_step=2, policy_frequency=3, learning_starts=4)
 """60 samples over 8 envs: uneven shares (8 each for global envs 0-3, 7 for 4-7); clipping; updates from the
@@ -23,17 +21,7 @@ second iteration on."""
 
 def run(rank: int, world: int, port: int, out: Path, iterations: int) -> None:
     """Train ``iterations`` on this rank's share of :data:`GLOBAL_ENVS`; write the parameters to ``out``."""
-    torch.set_num_threads(1)
-    comm = None
-    if world > 1:
-        dist.init_process_group(
-            "gloo",
-            init_method=f"tcp://127.0.0.1:{port}",
-            rank=rank,
-            world_size=world,
-            timeout=datetime.timedelta(seconds=TIMEOUT_S),
-        )
-        comm = Communicator.from_process_group("cpu", timeout_s=TIMEOUT_S)
+    comm = join_gloo(rank, world, port)
     result: dict[str, Any] = {"calls": []}
     try:
         n = GLOBAL_ENVS // world

@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.multiprocessing as mp
 
-from tests.learning.distributed_support import free_port
+from tests.learning.distributed_support import spawn_ranks
 from tests.learning.sac.sac_distributed_support import CFG, run
 
 
 def _launch(out: Path, world: int, iterations: int, timeout: float = 180.0) -> list[Any]:
     out.mkdir()
-    port = free_port()
-    ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=run, args=(r, world, port, out, iterations)) for r in range(world)]
-    for p in procs:
-        p.start()
-    deadline = time.monotonic() + timeout
-    for p in procs:
-        p.join(max(deadline - time.monotonic(), 0.1))
-    hung = [r for r, p in enumerate(procs) if p.is_alive()]
-    for p in procs:
-        p.kill()
-    assert not hung, f"ranks {hung} still running after {timeout} s"
-    return [torch.load(out / f"rank{r}.pt") for r in range(world)]
+    return spawn_ranks(run, world, (iterations,), out, timeout)
 
 
 def test_two_ranks_make_the_single_process_updates(tmp_path: Path) -> None:
