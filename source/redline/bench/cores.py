@@ -9,6 +9,10 @@ Three figures per task, all env steps per second over all envs, on the cores thi
 3. **default**: ``redline train`` as a user types it (on the CPU it fills the cores by itself, see
    :mod:`redline.commands.process_group`).
 
+Each training mode also gives its **rollouts-only** rate: the same runs' env steps per second of their collection
+phase alone (``collect_s``: env stepping, policy inference, storage writes; the update, returns and logging left
+out), i.e. what the mode would do collecting without learning.
+
 The two training modes run as whole ``redline train`` subprocesses in alternating rounds (so load drifts on a
 shared machine slow both alike); a mode's figure is the median over rounds of the median per-iteration ``sps`` of
 the iterations after the first (which pays for allocation and Warp's kernel loading). Start-up is not counted.
@@ -19,6 +23,7 @@ Run: ``redline bench cores --task Redline-Velocity-Flat-Go1 --num_envs 1024 --it
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -96,7 +101,16 @@ def training_sps(task: str, num_envs: int, iterations: int, extra: list[str], lo
     (metrics,) = log_root.glob("*/*/metrics.jsonl")
     records = [json.loads(line) for line in metrics.read_text().splitlines()]
     metrics.parent.rename(metrics.parent.with_name(f"{metrics.parent.name}-{time.monotonic_ns()}"))
-    return {"sps": statistics.median(r["sps"] for r in records[1:]), "world_size": records[-1]["world_size"]}
+    return {**rates(records), "world_size": records[-1]["world_size"]}
+
+
+def rates(records: list[dict[str, Any]]) -> dict[str, float]:
+    """Medians over the iterations after the first of a run's ``metrics.jsonl`` records: ``sps`` (training env
+    steps/s, the record's own) and ``rollout_sps`` (the iteration's env steps over its ``collect_s``) [env steps/s]."""
+    if len(records) < 2:
+        raise ValueError("rates: need at least two iterations (the first is left out)")
+    rollout = [(r["env_steps"] - p["env_steps"]) / r["collect_s"] for p, r in itertools.pairwise(records)]
+    return {"sps": statistics.median(r["sps"] for r in records[1:]), "rollout_sps": statistics.median(rollout)}
 
 
 def bench(task: str, num_envs: int, iterations: int, rounds: int) -> dict[str, Any]:
@@ -111,8 +125,10 @@ def bench(task: str, num_envs: int, iterations: int, rounds: int) -> dict[str, A
     result: dict[str, Any] = {"task": task, "num_envs": num_envs, "iterations": iterations, "raw": raw}
     for mode, measured in runs.items():
         sps = statistics.median(m["sps"] for m in measured)
+        rollout = statistics.median(m["rollout_sps"] for m in measured)
         result[mode] = {"sps": sps, "rounds": [m["sps"] for m in measured], "world_size": measured[-1]["world_size"]}
         result[mode]["of_raw"] = sps / raw["sps"]
+        result[mode].update(rollout_sps=rollout, rollout_of_raw=rollout / raw["sps"])
     return result
 
 
@@ -133,14 +149,15 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def show(results: list[dict[str, Any]]) -> None:
     """A markdown table of :func:`run`'s results."""
-    print("| task | envs | mode | processes | env-steps/s | of raw rollout | rounds |")
-    print("|---|---|---|---|---|---|---|")
+    print("| task | envs | mode | processes | env-steps/s | of raw rollout | rounds | rollouts only | of raw |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
         raw = r["raw"]
         print(f"| {r['task']} | {r['num_envs']} | raw mujoco.rollout ({raw['threads']} threads, {raw['substeps']} "
-              f"substeps) | 1 | {raw['sps']:,.0f} | 100 % | |")  # fmt: skip
+              f"substeps) | 1 | {raw['sps']:,.0f} | 100 % | | | |")  # fmt: skip
         for mode in MODES:
             m = r[mode]
             rounds = ", ".join(f"{s:,.0f}" for s in m["rounds"])
             print(f"| {r['task']} | {r['num_envs']} | {mode} | {m['world_size']} | {m['sps']:,.0f} "
-                  f"| {100 * m['of_raw']:.0f} % | {rounds} |")  # fmt: skip
+                  f"| {100 * m['of_raw']:.0f} % | {rounds} | {m['rollout_sps']:,.0f} "
+                  f"| {100 * m['rollout_of_raw']:.0f} % |")  # fmt: skip
