@@ -161,7 +161,7 @@ def test_sac_resumes_on_another_rank_count(tmp_path: Path) -> None:
     process (1e-5 relative: the partitions' sums round differently)."""
     from tests.commands.test_kill_resume_sim import SAC_TINY
 
-    common = [*TRAIN, "--seeding", "per_env", "--precision", "fp32", *SAC_TINY, "agent.save_interval=2"]
+    common = [*TRAIN, "--seeding", "per_env", "--precision", "fp32", *SAC_TINY, "agent.save_interval=1"]
     one, two = ("--nproc", "1", "--num_envs", "16"), ("--nproc", "2", "--num_envs", "8")
     _redlines(
         [
