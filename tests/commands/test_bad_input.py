@@ -110,6 +110,11 @@ CASES = [
         ["--num_envs", "10000", "agent.num_steps_per_env=1000000"],  # the envs fit; 10^10 transitions do not
         "--num_envs: 10000 envs x 1000000 steps of Redline-Cartpole need an estimated",
     ),
+    (  # the envs and the learner fit; SAC's replay of 10^8 transitions per env does not
+        ["--algorithm", "sac", "--num_envs", "256", "agent.algorithm.buffer_size_per_env=100000000"],
+        "agent.algorithm.buffer_size_per_env: 256 envs x 100000000 replay transitions of Redline-Cartpole need an "
+        "estimated",
+    ),
     (["--video_interval", "-5"], "--video_interval: must be a positive integer"),
 ]
 

@@ -151,3 +151,43 @@ def test_sac_two_ranks_resume_bitwise(tmp_path: Path) -> None:
     ]
     for part in ("actor_state_dict", "critic_state_dict"):
         assert all(torch.equal(ends[0][part][k], ends[1][part][k]) for k in ends[0][part])
+
+
+@pytest.mark.slow
+@pytest.mark.extended  # ~2 min (four runs); the regrouping itself is tests/learning/sac/test_sac_checkpoint.py's
+def test_sac_resumes_on_another_rank_count(tmp_path: Path) -> None:
+    """A SAC checkpoint resumes on another process count with the same global envs (16): 2 ranks x 8 -> 1 x 16 and
+    1 x 16 -> 2 x 8, each rank's replay cut from the saved ones by global env id; both end as 4 iterations on one
+    process (1e-5 relative: the partitions' sums round differently)."""
+    from tests.commands.test_kill_resume_sim import SAC_TINY
+
+    common = [*TRAIN, "--seeding", "per_env", "--precision", "fp32", *SAC_TINY, "agent.save_interval=1"]
+    one, two = ("--nproc", "1", "--num_envs", "16"), ("--nproc", "2", "--num_envs", "8")
+    _redlines(
+        [
+            (*common, *one, "--max_iterations", "4", "--log_root", tmp_path / "straight"),
+            (*common, *two, "--max_iterations", "2", "--log_root", tmp_path / "cut"),
+        ]
+    )
+    (straight,), (cut,) = ((tmp_path / name / "redline_cartpole_sac").iterdir() for name in ("straight", "cut"))
+    assert len(torch.load(cut / "model_1.pt", weights_only=True)["sac_ranks"]) == 2
+    _redlines(
+        [
+            (*common, *one, "--max_iterations", "2", "--resume", cut / "model_1.pt", "--log_root", tmp_path / "on1"),
+            (
+                *common,
+                *two,
+                "--max_iterations",
+                "2",
+                "--resume",
+                straight / "model_1.pt",
+                "--log_root",
+                tmp_path / "on2",
+            ),
+        ]
+    )
+    ref = _params(straight / "model_3.pt")
+    for name in ("on1", "on2"):
+        end = _params(next((tmp_path / name).glob("*/*/model_3.pt")))
+        assert (end - ref).abs().max() <= 1e-5 * ref.abs().max(), name
+    assert not torch.equal(ref, _params(straight / "model_1.pt"))  # it did learn something in between

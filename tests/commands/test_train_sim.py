@@ -79,7 +79,9 @@ def test_train_then_play_and_export(tmp_path: Path, no_network: list) -> None:
 
 def test_sac_train_then_play_finds_the_algorithm_and_exports(tmp_path: Path) -> None:
     """Issue 46 item 3: ``redline train --algorithm sac``, then ``redline play`` with nothing but the task: 'latest'
-    finds the SAC run, the checkpoint names its algorithm, and the exported policy is SAC's squashed mean."""
+    finds the SAC run, the checkpoint names its algorithm, the networks are the run's (``[32, 32]`` from its
+    ``params/agent.yaml``, not the task's registered ``[256, 256]``), and the exported policy is SAC's squashed
+    mean."""
     from tests.commands.test_kill_resume_sim import SAC_TINY
 
     log_root = tmp_path / "logs"
@@ -88,12 +90,13 @@ def test_sac_train_then_play_finds_the_algorithm_and_exports(tmp_path: Path) -> 
     run = only_run(log_root, "redline_cartpole_sac")
     assert torch.load(run / "model_1.pt", weights_only=True)["algorithm"] == "sac"
     assert all(set(r) >= METRIC_KEYS for r in records(run))
-    networks = [t for t in SAC_TINY if t.startswith("agent.")]  # play builds the networks from the agent config
-    assert main(["play", *argv, "--steps", "30", *networks]) == 0  # --checkpoint latest
+    assert main(["play", *argv, "--steps", "30"]) == 0  # --checkpoint latest; no agent.* overrides
     exported = run / "exported" / "model_1"
     obs = 100 * torch.randn(64, 4)  # far outside the normaliser's range: the tanh keeps actions in [-1, 1]
     actions = torch.jit.load(str(exported / "policy.pt"))(obs).detach()
     assert actions.abs().max() <= 1.0 and actions.shape == (64, 1)
+    weights = torch.jit.load(str(exported / "policy.pt")).state_dict()
+    assert [tuple(w.shape) for k, w in weights.items() if k.endswith("weight")][:2] == [(32, 4), (32, 32)]
     import onnxruntime as ort
 
     session = ort.InferenceSession(str(exported / "policy.onnx"))

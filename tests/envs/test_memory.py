@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import time
@@ -106,3 +107,40 @@ def test_the_rollout_shape_comes_from_the_final_configs_with_unknown_sizes_assum
     assert rollout_shape(direct, agent) == RolloutShape(64, 24, 4, 0, 1, 4, (512, 256, 128))
     managed = NS(scene=NS(num_envs=8))
     assert rollout_shape(managed, agent) == RolloutShape(8, 24, UNKNOWN_OBS, 0, UNKNOWN_ACTIONS, 4, (512, 256, 128))
+
+
+def test_sacs_replay_is_the_buffer_x_envs_x_a_transitions_bytes() -> None:
+    shape = RolloutShape(100, 4, obs_dim=10, critic_obs_dim=5, action_dim=3, replay_per_env=1000, batch_size=256)
+    # obs and next obs of both groups, action and reward as 4-byte floats; done and time-out as bytes
+    assert shape.replay_bytes() == 1000 * 100 * ((2 * 15 + 3 + 1) * 4 + 2)
+    assert shape.storage_bytes() == shape.replay_bytes()  # SAC has no rollout storage
+    saved = RolloutShape(100, 4, 10, 5, 3, replay_per_env=1000, batch_size=256, save_replay=True)
+    assert saved.replay_bytes() == 2 * shape.replay_bytes()  # a checkpoint copies the replay before writing it
+    assert RolloutShape(100, 4, 10, 5, 3).replay_bytes() == 0  # PPO
+
+
+def test_a_replay_that_does_not_fit_names_the_buffer_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 8 * GIB)
+    monkeypatch.setattr(memory, "gpu_available_bytes", lambda device: 8 * GIB)
+    fits = RolloutShape(1024, 4, obs_dim=48, critic_obs_dim=0, action_dim=12, replay_per_env=1024, batch_size=1024)
+    check_run("Redline-Velocity-Flat-Go1", "mujoco_cpu", "cpu", fits)  # 0.4 GiB of replay
+    big = dataclasses.replace(fits, replay_per_env=100_000)  # 42 GiB of replay
+    for device in ("cpu", "cuda:0"):
+        with pytest.raises(UserError) as caught:
+            check_run("Redline-Velocity-Flat-Go1", "mujoco_cpu", device, big)
+        text = str(caught.value)
+        assert text.startswith(
+            "agent.algorithm.buffer_size_per_env: 1024 envs x 100000 replay transitions of Redline-Velocity-Flat-Go1 "
+            "need an estimated "
+        ), text
+        assert "(a smaller agent.algorithm.buffer_size_per_env or fewer envs fit;" in text
+    ppo = dataclasses.replace(big, replay_per_env=0, batch_size=0)  # the same run without a replay fits
+    check_run("Redline-Velocity-Flat-Go1", "mujoco_cpu", "cpu", ppo)
+
+
+def test_sacs_shape_comes_from_its_agent_config() -> None:
+    algorithm = NS(buffer_size_per_env=512, batch_size=2048, save_replay=True)
+    agent = NS(num_steps_per_env=4, algorithm=algorithm, actor=NS(hidden_dims=[64]), critic=NS(hidden_dims=[128]))
+    direct = NS(scene=NS(num_envs=64), observation_space=4, state_space=0, action_space=1)
+    expected = RolloutShape(64, 4, 4, 0, 1, 1, (128,), replay_per_env=512, batch_size=2048, save_replay=True)
+    assert rollout_shape(direct, agent) == expected

@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import torch
 
 from redline.commands.report import report
+from redline.errors import UserError
 from redline.learning.sac import SAC
+from redline.learning.sac.sac_checkpoint import regroup_parts, whole_part
 from redline.outputs.checkpoints import load_checkpoint
-from redline.runners.redline_runner import RedlineRunner
-from tests.learning.sac.sac_support import ReachEnv, tiny_cfg
+from redline.runners.redline_runner import SAC_RANKS_KEY, RedlineRunner
+from tests.learning.sac.sac_support import ReachEnv, env_noise, tiny_cfg
 
 
 def _runner(run_dir: Path, num_envs: int = 8) -> RedlineRunner:
@@ -29,7 +32,10 @@ def test_sac_records_and_checkpoints(tmp_path: Path) -> None:
     assert last["env_steps"] == 3 * 2 * 8  # iterations x num_steps_per_env x envs
     for key in ("sps", "collect_s", "learn_s", "env_s", "update_s", "action_std", "alpha", "mean_episode_length"):
         assert key in last, key
-    assert last["learner_gflops"] is None and last["capture"] == "off" and last["precision"] == "fp32"
+    assert last["capture"] == "off" and last["precision"] == "fp32"
+    assert all(r["learner_gflops"] > 0 for r in records)  # SAC's FLOP model (no MFU: no GPU peak on the CPU)
+    assert last["bottleneck"] == "learner-bound"  # a trivial env: the update is nearly all of an iteration
+    assert "agent.algorithm.updates_per_step" in last["next_action"] or "SAC's" in last["next_action"]  # bf16 CPUs
     assert "learner/mean_reward" in last  # the learner's per-step reward does not replace the episodes' mean
     ckpt = load_checkpoint(tmp_path / "model_2.pt")
     assert ckpt["algorithm"] == "sac" and ckpt["iter"] == 2 and "replay" in ckpt["sac"]
@@ -52,3 +58,43 @@ def test_sac_resume_is_bitwise(tmp_path: Path) -> None:
     for part in ("actor_state_dict", "critic_state_dict"):
         assert all(torch.equal(ends[0][part][k], ends[1][part][k]) for k in ends[0][part])
     assert torch.equal(ends[0]["sac"]["log_alpha"], ends[1]["sac"]["log_alpha"])
+
+
+def test_a_checkpoint_of_another_rank_count_resumes(tmp_path: Path) -> None:
+    """A checkpoint holding 2 ranks' parts (``sac_ranks``: each rank's replay, 4 envs each) resumes on one process
+    of 8 envs (was refused: 'resume it on 2 ranks'): the replay is regrouped by global env id, and with exploration
+    noise drawn per global env the run ends bit for bit as the uninterrupted one. The parts are cut here from a
+    one-process checkpoint; real 2-rank runs resumed on 1 and back are test_train_distributed_sim's (extended)."""
+
+    def runner(name: str, env: ReachEnv | None = None) -> RedlineRunner:
+        made = _runner(tmp_path / name)
+        made.env = env or made.env
+        made.alg.action_noise = env_noise(made.env)  # a pure function of (global env, step): partition-invariant
+        return made
+
+    straight = runner("straight")
+    straight.learn(4)
+    cut = runner("cut")
+    cut.learn(2)
+    checkpoint = load_checkpoint(tmp_path / "cut" / "model_1.pt")
+    whole = whole_part(checkpoint)
+    checkpoint[SAC_RANKS_KEY] = [regroup_parts([whole], offset, 4, 8) for offset in (0, 4)]
+    checkpoint["sac"]["replay"] = checkpoint[SAC_RANKS_KEY][0]["replay"]  # a rank-0 state_dict holds rank 0's only
+    for part in checkpoint[SAC_RANKS_KEY]:
+        part["noise_generator"] = torch.Generator().get_state()  # a rank's own: not these envs'
+    resumed = runner("resumed", cut.env)
+    resumed.tracker = cut.tracker
+    resumed.load(checkpoint)
+    assert torch.equal(resumed.alg.replay.data["obs", "policy"], cut.alg.replay.data["obs", "policy"])
+    resumed.learn(2)
+    ends = [load_checkpoint(p / "model_3.pt") for p in (tmp_path / "straight", tmp_path / "resumed")]
+    for part in ("actor_state_dict", "critic_state_dict"):
+        assert all(torch.equal(ends[0][part][k], ends[1][part][k]) for k in ends[0][part])
+    assert torch.equal(ends[0]["sac"]["replay"]["data"]["rewards"], ends[1]["sac"]["replay"]["data"]["rewards"])
+
+
+def test_a_checkpoint_of_other_global_envs_is_refused(tmp_path: Path) -> None:
+    cut = _runner(tmp_path / "cut")
+    cut.learn(1)
+    with pytest.raises(UserError, match=r"^--resume: this SAC checkpoint does not fit this run \(it holds the replay "):
+        _runner(tmp_path / "other", num_envs=4).load(load_checkpoint(tmp_path / "cut" / "model_0.pt"))

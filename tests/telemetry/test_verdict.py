@@ -56,3 +56,36 @@ def test_verdict_names_each_bottleneck(split: dict, kwargs: dict, expected: tupl
     args = {"device_type": "cpu", "precision": "fp32", **kwargs}
     bottleneck, action = verdict(split, **args)
     assert bottleneck == expected[0] and expected[1] in action
+
+
+SAC_CASES = [
+    ({"env_s": 0.1, "update_s": 0.9}, {}, "learner-bound"),  # CPU, fp32, no bf16 units
+    ({"env_s": 0.1, "update_s": 0.9}, {"cpu_bf16": "amx_bf16", "precision": "bf16"}, "learner-bound"),
+    ({"env_s": 0.1, "update_s": 0.9}, {"device_type": "cuda", "precision": "bf16", "gpu_util": 95.0}, "learner-bound"),
+    ({"env_s": 0.1, "update_s": 0.9}, {"device_type": "cuda", "precision": "bf16", "gpu_util": 20.0}, "host-overhead"),
+    (
+        {"env_s": 0.1, "update_s": 0.9},
+        {"device_type": "cuda", "precision": "bf16", "gflops": 500.0, "peak": 989.0},
+        "host-overhead",
+    ),
+    ({"env_s": 0.3, "update_s": 0.3, "allreduce_s": 0.4}, {}, "communication-bound"),
+]
+
+
+@pytest.mark.parametrize(("split", "kwargs", "expected"), SAC_CASES)
+def test_sac_advice_names_sacs_knobs_not_ppos(split: dict, kwargs: dict, expected: str) -> None:
+    """SAC has no epochs, minibatches or captured graph: its learner-side advice names its own agent fields."""
+    args = {"device_type": "cpu", "precision": "fp32", **kwargs}
+    bottleneck, action = verdict(split, **args, algorithm="sac")
+    assert bottleneck.startswith(expected)
+    assert "agent.algorithm.updates_per_step" in action or "agent.algorithm.batch_size" in action
+    for ppo_knob in ("--capture", "epoch", "minibatch"):
+        assert ppo_knob not in action, action
+    _, ppo_action = verdict(split, **args)  # the same timings under PPO keep PPO's advice
+    assert ppo_action != action
+
+
+def test_sac_learner_bound_advice_names_the_critics_size() -> None:
+    _, action = verdict({"env_s": 0.1, "update_s": 0.9}, device_type="cpu", precision="fp32", algorithm="sac")
+    for knob in ("agent.algorithm.updates_per_step", "agent.algorithm.batch_size", "agent.critic.num_atoms"):
+        assert knob in action

@@ -62,14 +62,46 @@ def _latest_checkpoint(opts: PlayOptions) -> Path:
     return resolve_checkpoint("latest", max(runs)[1] if runs else folders[0])
 
 
+RUN_AGENT_KEYS = ("obs_groups", "actor", "critic", "algorithm")
+"""The parts of a run's saved agent config (``params/agent.yaml``) that shape its networks: play takes them from the
+run rather than from the task's registered agent config, so a run trained with other widths plays."""
+
+
+def use_run_agent_cfg(agent_cfg: Any, ckpt_path: Path) -> bool:
+    """Overwrite ``agent_cfg``'s :data:`RUN_AGENT_KEYS` with those of the run that wrote ``ckpt_path``
+    (``<run>/params/agent.yaml``, as ``redline train`` saves it). Returns whether it did: False when the checkpoint
+    has no such file beside it (the registry's config stands); a file that does not fit the task's agent config is
+    said in one line and ignored."""
+    saved = ckpt_path.parent / "params" / "agent.yaml"
+    if not saved.is_file():
+        return False
+    # heavy: Isaac Lab, imported only once the simulator is needed
+    from isaaclab.utils.io import load_yaml
+
+    try:
+        run_cfg = load_yaml(str(saved))
+        parts = {k: run_cfg[k] for k in RUN_AGENT_KEYS if k in run_cfg}
+        updated = agent_cfg.copy()  # all or nothing: a key that does not fit leaves agent_cfg as it was
+        updated.from_dict(parts)
+    except Exception as exc:  # PyYAML's errors (a corrupt file); configclass's KeyError / ValueError (a foreign one)
+        detail = (str(exc).strip().splitlines() or [type(exc).__name__])[-1][:200]
+        print(f"[redline] warning: {saved} ignored, the task's agent config builds the policy ({detail})", flush=True)
+        return False
+    for key in parts:
+        setattr(agent_cfg, key, getattr(updated, key))
+    return True
+
+
 def _load_policy(
     algorithm: str, vec_env: Any, agent_cfg: Any, checkpoint: dict[str, Any], device: str
 ) -> tuple[Any, Callable[[Any], torch.Tensor]]:
     """``(exportable actor, inference policy)`` of ``checkpoint``'s weights: PPO through rsl_rl's runner (as stock
-    play), SAC through :class:`~redline.learning.sac.SAC` (its deterministic ``scale * tanh(mean)``)."""
+    play), SAC through :class:`~redline.learning.sac.SAC` (its deterministic ``scale * tanh(mean)``; built with a
+    one-transition replay, as play never trains)."""
     train_cfg = runner_cfg_dict(agent_cfg)
     if algorithm == "sac":
-        sac = SAC.from_env(vec_env, SACConfig.from_rsl_rl(train_cfg), device=device)
+        cfg = SACConfig.from_rsl_rl(train_cfg, buffer_size_per_env=1, batch_size=1)
+        sac = SAC.from_env(vec_env, cfg, device=device)
         weights = {k: checkpoint[k] for k in ("actor_state_dict", "critic_state_dict")}  # no replay, no optimizer
         sac.load_state_dict(weights, strict=True)
         return sac.get_policy(), sac.act_inference
@@ -96,7 +128,8 @@ def check_viewer(viz: str | None) -> str | None:
 
 def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
     """Play ``opts.steps`` steps and return ``(export folder, episode stats)``; the checkpoint names its algorithm
-    (a SAC run's ``"algorithm": "sac"``; none: PPO), whose agent config builds the policy."""
+    (a SAC run's ``"algorithm": "sac"``; none: PPO), whose agent config builds the policy, with the networks of the
+    run's own ``params/agent.yaml`` where the checkpoint has one beside it (:func:`use_run_agent_cfg`)."""
 
     visualizer = check_viewer(opts.viz)
     # a path: loaded before paying for the simulator's imports
@@ -111,6 +144,8 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
         video_envs = MAX_TILES  # every env is ray-traced; more would only cost time
     prepared = prepare_env(opts.run, play=True, default_num_envs=video_envs, agent_entry_point=ALGORITHMS[algorithm])
     env_task, device, env_cfg, agent_cfg = prepared.task, prepared.device, prepared.env_cfg, prepared.agent_cfg
+    if use_run_agent_cfg(agent_cfg, ckpt_path):
+        print(f"[redline] networks as in {ckpt_path.parent / 'params' / 'agent.yaml'}", flush=True)
 
     # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper

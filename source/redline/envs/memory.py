@@ -7,9 +7,12 @@ The estimate adds three parts (bytes):
   rounded up); a task not measured gets :data:`DEFAULT_FOOTPRINT`;
 - the rollout storage: ``T x N x (obs + critic obs + 3 x actions + 6) x 4`` (observations, actions, the action mean
   and std, and six floats per transition: reward, done, value, log-prob, return, advantage), plus one minibatch's
-  gathered copy;
+  gathered copy; with SAC instead the replay: ``buffer_size_per_env x N x (2 x (obs + critic obs) x 4 + actions x 4
+  + 4 + 2)`` (the observation groups and the true next observation, the action, the reward as floats, the done and
+  time-out flags as bytes), twice when checkpoints hold it (``save_replay``: a checkpoint copies it before writing);
 - the learner: its networks' parameters x 6 (weights, gradients, Adam's two moments, the update's snapshot, the
-  all-reduce buffer) and one minibatch's activations.
+  all-reduce buffer) and one minibatch's activations (SAC: the critic counted three times, its two Q networks and
+  their targets, and a minibatch of ``batch_size``).
 
 The limit is the host's available memory (``MemAvailable`` of ``/proc/meminfo``, or the cgroup's limit minus its
 usage when lower) shared by the ranks on the host, or on CUDA the device's free memory
@@ -28,6 +31,7 @@ from redline.errors import UserError
 
 MIB = 1 << 20
 FLOAT_BYTES = 4
+FLAG_BYTES = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,21 +94,39 @@ class RolloutShape:
     """Minibatches per epoch."""
     hidden_dims: tuple[int, ...] = (256, 256, 256)
     """The widest network's hidden layers (actor and critic are counted with it)."""
+    replay_per_env: int = 0
+    """SAC: the replay's transitions per env (``buffer_size_per_env``); 0: an on-policy rollout storage."""
+    batch_size: int = 0
+    """SAC: transitions per gradient step (all ranks)."""
+    save_replay: bool = False
+    """SAC: checkpoints hold the replay (a copy of it is made at each save)."""
 
     def storage_bytes(self) -> int:
-        """The rollout storage and one gathered minibatch [bytes]."""
+        """The rollout storage and one gathered minibatch, or SAC's replay (:meth:`replay_bytes`) [bytes]."""
+        if self.replay_per_env:
+            return self.replay_bytes()
         per_transition = self.obs_dim + self.critic_obs_dim + 3 * self.action_dim + 6
         transitions = self.num_steps * self.num_envs
         return (transitions + transitions // self.num_mini_batches) * per_transition * FLOAT_BYTES
 
+    def replay_bytes(self) -> int:
+        """SAC's replay, and its copy in a checkpoint being written when ``save_replay`` (0 for PPO) [bytes]."""
+        floats = 2 * (self.obs_dim + self.critic_obs_dim) + self.action_dim + 1  # obs, next obs, action, reward
+        per_transition = floats * FLOAT_BYTES + 2 * FLAG_BYTES  # done, time-out
+        return (1 + self.save_replay) * self.replay_per_env * self.num_envs * per_transition
+
     def learner_bytes(self) -> int:
-        """The two networks' parameters with their optimizer state, and one minibatch's activations [bytes]."""
+        """The networks' parameters with their optimizer state, and one minibatch's activations [bytes]."""
+        critics = 3 if self.replay_per_env else 1  # SAC: two Q networks and their targets (counted as one)
         params = 0
-        for inputs, outputs in ((self.obs_dim, self.action_dim), (self.obs_dim + self.critic_obs_dim, 1)):
+        for inputs, outputs, copies in (
+            (self.obs_dim, self.action_dim, 1),
+            (self.obs_dim + self.critic_obs_dim, 1, critics),
+        ):
             sizes = (inputs, *self.hidden_dims, outputs)
-            params += sum((a + 1) * b for a, b in itertools.pairwise(sizes))
-        minibatch = self.num_steps * self.num_envs // self.num_mini_batches
-        activations = 2 * 3 * minibatch * sum(self.hidden_dims)  # actor + critic; saved, gradient, scratch
+            params += copies * sum((a + 1) * b for a, b in itertools.pairwise(sizes))
+        minibatch = self.batch_size or self.num_steps * self.num_envs // self.num_mini_batches
+        activations = 2 * 3 * critics * minibatch * sum(self.hidden_dims)  # actor + critics; saved, gradient, scratch
         return (6 * params + activations) * FLOAT_BYTES
 
 
@@ -172,13 +194,16 @@ def ranks_on_host() -> int:
         return 1
 
 
-def refuse_if_too_big(field: str, what: str, needed: int, available: int | None, where: str) -> None:
-    """A one-line :class:`UserError` when ``needed`` bytes exceed ``available`` (None: unknown, no check)."""
+def refuse_if_too_big(
+    field: str, what: str, needed: int, available: int | None, where: str, fix: str = "fewer envs or a shorter rollout"
+) -> None:
+    """A one-line :class:`UserError` when ``needed`` bytes exceed ``available`` (None: unknown, no check); ``fix``
+    says what would fit."""
     if available is None or needed <= available:
         return
     raise UserError(
         f"{field}: {what} need an estimated {_gib(needed)} of memory but {where} has {_gib(available)} available "
-        "(fewer envs or a shorter rollout fit; --no_memory_check runs anyway)"
+        f"({fix} fit; --no_memory_check runs anyway)"
     )
 
 
@@ -198,14 +223,19 @@ def rollout_shape(env_cfg: Any, agent_cfg: Any) -> RolloutShape:
     """The rollout's sizes from a task's final env and agent configs; an observation size known only once the env
     exists (a manager-based task) counts as :data:`UNKNOWN_OBS` floats."""
     hidden = max((tuple(getattr(agent_cfg, r).hidden_dims) for r in ("actor", "critic")), key=sum, default=(256,))
+    alg = agent_cfg.algorithm
+    sac = hasattr(alg, "buffer_size_per_env")  # SAC's agent has a replay, PPO's none
     return RolloutShape(
         num_envs=env_cfg.scene.num_envs,
         num_steps=agent_cfg.num_steps_per_env,
         obs_dim=_size(getattr(env_cfg, "observation_space", None), UNKNOWN_OBS),
         critic_obs_dim=_size(getattr(env_cfg, "state_space", None), 0),
         action_dim=_size(getattr(env_cfg, "action_space", None), UNKNOWN_ACTIONS),
-        num_mini_batches=getattr(agent_cfg.algorithm, "num_mini_batches", 1),  # SAC's agent has none
+        num_mini_batches=getattr(alg, "num_mini_batches", 1),  # SAC's agent has none
         hidden_dims=tuple(int(h) for h in hidden),
+        replay_per_env=int(alg.buffer_size_per_env) if sac else 0,
+        batch_size=int(alg.batch_size) if sac else 0,
+        save_replay=bool(alg.save_replay) if sac else False,
     )
 
 
@@ -223,18 +253,25 @@ def _each(ranks: int) -> str:
 
 
 def check_run(task: str, physics: str | None, device: str, shape: RolloutShape, ranks: int = 1) -> None:
-    """The full check on the final configs: env, rollout storage and learner.
+    """The full check on the final configs: env, rollout storage (or SAC's replay) and learner.
 
     On the CPU everything is host memory; on CUDA the storage, the learner and the simulation's per-env state live
-    on the device (checked against its free memory) and the scene is still built on the host.
+    on the device (checked against its free memory) and the scene is still built on the host. A SAC run that would
+    fit but for its replay is refused naming ``agent.algorithm.buffer_size_per_env``.
     """
     env = footprint(task, physics).bytes(shape.num_envs)
-    learner = shape.storage_bytes() + shape.learner_bytes()
+    replay = shape.replay_bytes() if shape.replay_per_env else 0
+    learner = shape.storage_bytes() - replay + shape.learner_bytes()
     what = f"{shape.num_envs} envs x {shape.num_steps} steps of {task}"
-    if not device.startswith("cuda"):
-        what += _each(ranks)
-        needed = (env + learner) * ranks
-        refuse_if_too_big("--num_envs", what, needed, host_available_bytes(), "this host")
-        return
-    refuse_if_too_big("--num_envs", what, env * ranks, host_available_bytes(), "this host")
-    refuse_if_too_big("--num_envs", what, env + learner, gpu_available_bytes(device), device)
+    checks = [("--num_envs", what, "fewer envs or a shorter rollout", 0)]
+    if replay:
+        replay_what = f"{shape.num_envs} envs x {shape.replay_per_env} replay transitions of {task}"
+        fix = "a smaller agent.algorithm.buffer_size_per_env or fewer envs"
+        checks.append(("agent.algorithm.buffer_size_per_env", replay_what, fix, replay))
+    host = host_available_bytes()
+    for field, told, fix, extra in checks:
+        if not device.startswith("cuda"):
+            refuse_if_too_big(field, told + _each(ranks), (env + learner + extra) * ranks, host, "this host", fix)
+            continue
+        refuse_if_too_big(field, told, env * ranks, host, "this host", fix)
+        refuse_if_too_big(field, told, env + learner + extra, gpu_available_bytes(device), device, fix)

@@ -20,7 +20,8 @@ the device once). The keys, the same for both learners where both have the quant
   ``straggler`` (the rank holding the others back and why, or None; :mod:`redline.telemetry.stragglers`);
 - redline's SAC learner (``--algorithm sac``): its update's metrics under their own names (``critic_loss``,
   ``actor_loss``, ``alpha``, ...; ``learner/<key>`` where a key above has the name, e.g. ``learner/mean_reward``, the
-  mean reward per env step); no ``lr``, ``surrogate_loss``, ``value_loss``, ``kl``; ``learner_gflops`` None;
+  mean reward per env step); no ``lr``, ``surrogate_loss``, ``value_loss``, ``kl``; ``learner_gflops`` from SAC's
+  FLOP model (:func:`redline.telemetry.flops.sac_iteration_flops`) and a ``next_action`` naming SAC's knobs;
 - rsl_rl learner only: ``loss/<name>`` for its other losses.
 """
 

@@ -22,7 +22,7 @@ from redline.learning.rollout import PhaseTimes
 from redline.learning.sac import SAC
 from redline.outputs.metrics import MetricsLog, warn_once
 from redline.runners.writers import Clip, log_video, open_writer, purge_from
-from redline.telemetry.flops import iteration_flops, layer_sizes, peak_tflops
+from redline.telemetry.flops import iteration_flops, layer_sizes, peak_tflops, sac_iteration_flops
 from redline.telemetry.gpu_monitor import GpuMonitor
 from redline.telemetry.stragglers import RANK_KEYS, straggler
 from redline.telemetry.verdict import verdict
@@ -93,7 +93,9 @@ class IterationLogger:
         self._logging_s = 0.0
         self._t_logged: float | None = None
         self._t_iteration = (time.perf_counter(), time.process_time())  # wall and CPU clocks at the iteration's start
-        self._flops = None  # SAC: no FLOP model yet
+        self._flops: int | None = None  # PPO: the same every iteration; SAC: per iteration (_sac_flops)
+        self._gradient_steps = 0  # SAC: the learner's gradient steps at the last record
+        self._sac_sizes: tuple[list[int], list[int]] = ([], [])  # SAC: the actor's and one Q network's widths
         if isinstance(alg, PPO):
             self._flops = iteration_flops(
                 layer_sizes(alg.actor.mlp),
@@ -101,6 +103,9 @@ class IterationLogger:
                 alg.cfg.num_steps_per_env * num_envs,  # this rank's learner work
                 alg.cfg.num_learning_epochs,
             )
+        else:
+            self._gradient_steps = alg.gradient_steps
+            self._sac_sizes = (layer_sizes(alg.actor.mlp), layer_sizes(alg.critic.qs[0]))
         device = torch.device(alg.device)
         self._device_type = device.type
         self._cpu_bf16 = cpu_bf16_units() if device.type == "cpu" else None
@@ -158,7 +163,8 @@ class IterationLogger:
         if self._metrics is None:
             return
         learner_s = max(split["inference_s"] + split["gae_s"] + split["update_s"], 1e-12)
-        gflops = None if self._flops is None else self._flops / 1e9 / learner_s
+        flops = self._flops if isinstance(self.alg, PPO) else self._sac_flops()
+        gflops = None if flops is None else flops / 1e9 / learner_s
         gpu = self._monitor.read() if self._monitor is not None else {"gpu_util": None, "gpu_mem_gb": None}
         bottleneck, action = verdict(
             split,
@@ -168,6 +174,7 @@ class IterationLogger:
             peak=self._peak,
             gpu_util=gpu["gpu_util"],
             cpu_bf16=self._cpu_bf16,
+            algorithm="ppo" if isinstance(self.alg, PPO) else "sac",
         )
         alg = self.alg
         keys = LEARNER_KEYS if isinstance(alg, PPO) else tuple(k for k in learner if k != "action_std")
@@ -209,6 +216,19 @@ class IterationLogger:
         for key, value in zip(keys, learner_values, strict=True):  # SAC's mean_reward is per step: not the episodes'
             record[key if key not in record else f"learner/{key}"] = value
         self._metrics.write(record)
+
+    def _sac_flops(self) -> int:
+        """This rank's SAC FLOPs since the last record (:func:`~redline.telemetry.flops.sac_iteration_flops`), from
+        the learner's host counter of gradient steps (none before ``learning_starts``)."""
+        alg = self.alg
+        assert isinstance(alg, SAC)
+        first, end = self._gradient_steps, alg.gradient_steps
+        self._gradient_steps = end
+        every = alg.cfg.policy_frequency
+        policy_steps = -(-end // every) - -(-first // every)  # the steps k in [first, end) with k % every == 0
+        batch = int(alg.replay.local_plan(alg.cfg.batch_size)[0].shape[0])  # this rank's share of the minibatch
+        acted = alg.cfg.num_steps_per_env * alg.num_envs
+        return sac_iteration_flops(*self._sac_sizes, acted, batch, end - first, policy_steps)
 
     def _gather_ranks(self, split: dict[str, float]) -> torch.Tensor | None:
         """Every rank's :data:`~redline.telemetry.stragglers.RANK_KEYS` of this iteration, ``(world_size, 6)`` on

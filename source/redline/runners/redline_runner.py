@@ -24,7 +24,7 @@ from redline.errors import UserError
 from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator
 from redline.learning.rollout import PhaseTimes, collect_rollout
-from redline.learning.sac import SAC, SACConfig
+from redline.learning.sac import SAC, SACConfig, sac_checkpoint
 from redline.learning.sac.sac import request_final_observation
 from redline.outputs.checkpoints import save_atomic
 from redline.run_state.parts import RUN_STATE_KEY, gather_run_state, restore_run_state, why_not_saved
@@ -58,7 +58,8 @@ def resolve_default_groups(cfg: PPOConfig, train_cfg: dict, obs: TensorDict) -> 
 
 SAC_RANKS_KEY = "sac_ranks"
 """A multi-rank SAC checkpoint's per-rank parts (:meth:`SAC.rank_state_dict`: replay, exploration generator), in
-rank order; a single process's are in the learner's own state."""
+rank order; a single process's are in the learner's own state. Either resumes on any partition of the same global
+envs (:meth:`RedlineRunner.load`)."""
 
 
 class RedlineRunner:
@@ -249,18 +250,31 @@ class RedlineRunner:
         """Restore a checkpoint (from :func:`~redline.outputs.checkpoints.load_checkpoint`); training continues
         at the iteration after the saved one, from the saved env state when the checkpoint holds one (else from
         fresh resets, with a one-line warning)."""
-        self.alg.load_state_dict(checkpoint)
-        sac_ranks = checkpoint.get(SAC_RANKS_KEY)
-        if isinstance(self.alg, SAC) and sac_ranks is not None:
-            if len(sac_ranks) != self.comm.world_size:
-                n = len(sac_ranks)
-                raise UserError(
-                    f"--resume: this SAC checkpoint holds the replay of {n} ranks; resume it on {n} ranks "
-                    f"(--nproc {n}, the same --num_envs per rank), not {self.comm.world_size}"
-                )
-            self.alg.load_rank_state_dict(sac_ranks[self.comm.rank])
+        if isinstance(self.alg, SAC):
+            self._load_sac(checkpoint)
+        else:
+            self.alg.load_state_dict(checkpoint)
         self.iteration = int(checkpoint["iter"])
         self._progress = (int(checkpoint.get("env_steps", 0)), float(checkpoint.get("wall_time_s", 0.0)))
         restore_seeding_state(checkpoint, self.env)
         mine = {"noise_generator": self.alg.noise_generator}
         self._env_restored = restore_run_state(checkpoint, self.env, self.tracker, self.comm, mine)
+
+    def _load_sac(self, checkpoint: dict[str, Any]) -> None:
+        """Restore a SAC checkpoint on any partition of its global envs: this rank's replay, running returns and
+        (on the saved partition) exploration generator are cut from the saved ranks' parts by global env id
+        (:func:`~redline.learning.sac.sac_checkpoint.regroup_parts`); the rest is every rank's."""
+        alg = self.alg
+        assert isinstance(alg, SAC)
+        parts = checkpoint.get(SAC_RANKS_KEY) or [sac_checkpoint.whole_part(checkpoint)]
+        try:
+            part = sac_checkpoint.regroup_parts(parts, alg.env_offset, alg.num_envs, alg.global_num_envs)
+        except ValueError as exc:
+            raise UserError(f"--resume: this SAC checkpoint does not fit this run ({exc})") from None
+        own_noise = alg.noise_generator.get_state()  # (seed, global rank)'s, kept on another partition
+        replay = checkpoint["sac"]["replay"]
+        positions = {"pos": replay["pos"], "size": replay["size"], "steps": replay["steps"], "data": None}
+        alg.load_state_dict({**checkpoint, "sac": {**checkpoint["sac"], "replay": positions}})
+        if part["noise_generator"] is None:
+            part["noise_generator"] = own_noise
+        alg.load_rank_state_dict(part)

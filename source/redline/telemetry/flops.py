@@ -1,4 +1,5 @@
-"""How hard the learner works the hardware: FLOPs of the networks and of a PPO iteration, and the GPUs' peaks.
+"""How hard the learner works the hardware: FLOPs of the networks, of a PPO and of a SAC iteration, and the GPUs'
+peaks.
 
 Pure functions of the network shapes (MFU = achieved FLOP/s over the peak of the precision the matmuls run in), so
 the model is testable by hand.
@@ -36,6 +37,28 @@ def iteration_flops(actor: Sequence[int], critic: Sequence[int], samples: int, e
     passes of forward + backward (backward ~ 2x forward) over every sample."""
     forward = mlp_flops(actor) + mlp_flops(critic)
     return samples * forward * (1 + 3 * epochs)
+
+
+def sac_iteration_flops(
+    actor: Sequence[int], q: Sequence[int], acted: int, batch: int, gradient_steps: int, policy_steps: int
+) -> int:
+    """Learner FLOPs of one SAC iteration (matmuls only; backward ~ 2x forward, ~ 1x where only the input's
+    gradient is wanted).
+
+    Args:
+        actor: the actor MLP's widths (observation ... 2 A).
+        q: one Q network's widths (observation + A ... atoms); the critic has two, the target critic two more.
+        acted: samples the actor acted on (env steps x envs of this rank).
+        batch: samples per gradient step on this rank.
+        gradient_steps: critic steps this iteration.
+        policy_steps: of those, the steps that also updated the actor (every ``policy_frequency``-th).
+    """
+    a, q1 = mlp_flops(actor), mlp_flops(q)
+    # critic step: the target's next action (actor) and both target Qs, then both Qs forward + backward
+    critic_step = a + 2 * q1 + 2 * 3 * q1
+    # policy step: the actor forward + backward, both Qs forward + backward to their input (no weight gradients)
+    policy_step = 3 * a + 2 * 2 * q1
+    return acted * a + batch * (gradient_steps * critic_step + policy_steps * policy_step)
 
 
 def peak_tflops(device_name: str, bf16: bool, tf32: bool = False) -> float | None:

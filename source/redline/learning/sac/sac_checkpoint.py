@@ -1,18 +1,20 @@
 """What a SAC checkpoint holds and how it is restored: the learner's whole state (:func:`state_dict`), one rank's own
-part for a data-parallel checkpoint (:func:`rank_state_dict`), and their restores. Tensors are copies. ``sac`` is
+part for a data-parallel checkpoint (:func:`rank_state_dict`), and their restores; a checkpoint's per-rank parts
+regrouped for another partition of the same global envs (:func:`regroup_parts`). Tensors are copies. ``sac`` is
 the learner (:class:`redline.learning.sac.sac.SAC`, which imports this module: typed ``Any`` to keep the import
 graph free of circles)."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 from tensordict import TensorDict
 from torch import nn
 
+from redline.learning.moments import merge_moments
 from redline.learning.sac.replay import philox_key
 
 
@@ -100,3 +102,75 @@ def load_state_dict(sac: Any, state: Mapping[str, Any], strict: bool = True) -> 
             sac.reward_normalizer.load_state_dict(extra["reward_normalizer"])
     sac.flat.bind_grads()
     sac.sync_replicas()
+
+
+def whole_part(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A one-process checkpoint's :func:`state_dict` as the one rank part (:func:`rank_state_dict`'s form) that holds
+    every env."""
+    extra = state["sac"]
+    replay = dict(extra["replay"])
+    if replay["data"] is not None:
+        replay["data"] = dict(TensorDict(dict(replay["data"])).flatten_keys(".").items())
+    norm = extra.get("reward_normalizer")
+    return {
+        "replay": replay,
+        "noise_generator": extra["noise_generator"],
+        "reward_returns": None if norm is None else norm["returns"],
+        "reward_batch": None if norm is None else norm["batch"],
+    }
+
+
+def part_envs(part: Mapping[str, Any]) -> int | None:
+    """The envs a rank part holds (None: neither a replay nor running returns say)."""
+    data = part["replay"]["data"]
+    if data is not None:
+        return int(next(iter(data.values())).shape[1])  # every field is (capacity, envs, ...)
+    returns = part.get("reward_returns")
+    return None if returns is None else int(returns.shape[0])
+
+
+def regroup_parts(
+    parts: Sequence[Mapping[str, Any]], env_offset: int, num_envs: int, global_num_envs: int
+) -> dict[str, Any]:
+    """The rank part of global envs ``env_offset .. env_offset + num_envs - 1`` from a checkpoint's parts (in rank
+    order, each rank's envs after the previous rank's): every per-env value (the replay's ``(capacity, envs, ...)``
+    fields, the running returns) is cut from the parts concatenated along their env axis; the replay's positions are
+    every rank's (they write in lockstep); the reward statistics since the last update go to the part holding global
+    env 0 (empty at a checkpoint, written after an update). The part's ``noise_generator`` is the saved rank's when
+    one saved rank held exactly these envs, else None (a rank's generator belongs to the rank, not to its envs).
+
+    Raises:
+        ValueError: the parts disagree on the replay's positions or hold another number of envs than
+            ``global_num_envs`` (the run's, over all ranks).
+    """
+    positions = [tuple(p["replay"][k] for k in ("pos", "size", "steps")) for p in parts]
+    if len(set(positions)) != 1:
+        raise ValueError(f"the ranks' replays are at different positions {sorted(set(positions))}")
+    pos, size, steps = positions[0]
+    counts = [part_envs(p) for p in parts]
+    offsets = [sum(c or 0 for c in counts[:i]) for i in range(len(counts))]
+    same = [p for p, c, o in zip(parts, counts, offsets, strict=True) if (o, c) == (env_offset, num_envs)]
+    if len(parts) == 1 and counts[0] is None:  # one part, nothing per env: any partition takes its positions
+        same = list(parts)
+    known = None if None in counts else sum(c for c in counts if c is not None)
+    if known is not None and known != global_num_envs:
+        raise ValueError(f"it holds the replay of {known} envs, this run has {global_num_envs}")
+
+    def regrouped(values: list[torch.Tensor], axis: int) -> torch.Tensor:
+        return torch.cat(values, axis).narrow(axis, env_offset, num_envs).clone()
+
+    datas = [p["replay"]["data"] for p in parts]
+    data = None
+    if all(d is not None for d in datas):
+        data = {k: regrouped([d[k] for d in datas], 1) for k in datas[0]}
+    norm = all(p.get("reward_returns") is not None for p in parts)  # reward normalisation on
+    returns = regrouped([p["reward_returns"] for p in parts], 0) if norm else None
+    batch = merge_moments(torch.stack([p["reward_batch"] for p in parts])) if norm else None
+    if batch is not None and env_offset != 0:
+        batch = torch.zeros_like(batch)
+    return {
+        "replay": {"pos": pos, "size": size, "steps": steps, "data": data},
+        "noise_generator": same[0]["noise_generator"] if same else None,
+        "reward_returns": returns,
+        "reward_batch": batch,
+    }
