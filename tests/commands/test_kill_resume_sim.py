@@ -132,7 +132,14 @@ def test_sac_killed_ends_as_the_run_never_interrupted(tmp_path: Path) -> None:
     _killed_and_continued(tmp_path, "Redline-Cartpole", ("mid-iteration",), seed=5, extra=SAC_TINY, suffix="_sac")
 
 
-@pytest.mark.parametrize("task", ["Redline-Velocity-Flat-Go1", "Redline-Velocity-Rough-Go1"])
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Redline-Velocity-Flat-Go1",
+        # ~37 s; CI keeps the rough Go1's resume on another process count below (CI's 20-minute budget)
+        pytest.param("Redline-Velocity-Rough-Go1", marks=pytest.mark.extended),
+    ],
+)
 def test_go1_killed_ends_as_the_run_never_interrupted(tmp_path: Path, task: str) -> None:
     """The manager-based tasks (commands, events, contact sensors; the rough one's terrain curriculum), killed
     mid-iteration (a kill during a checkpoint write is Cartpole's: the same code path, at a third of the cost)."""
