@@ -113,7 +113,7 @@ def test_sacs_replay_is_the_buffer_x_envs_x_a_transitions_bytes() -> None:
     shape = RolloutShape(100, 4, obs_dim=10, critic_obs_dim=5, action_dim=3, replay_per_env=1000, batch_size=256)
     # obs and next obs of both groups, action and reward as 4-byte floats; done and time-out as bytes
     assert shape.replay_bytes() == 1000 * 100 * ((2 * 15 + 3 + 1) * 4 + 2)
-    assert shape.storage_bytes() == shape.replay_bytes()  # SAC has no rollout storage
+    assert shape.storage_bytes() == 0  # SAC has no rollout storage
     saved = RolloutShape(100, 4, 10, 5, 3, replay_per_env=1000, batch_size=256, save_replay=True)
     assert saved.replay_bytes() == 2 * shape.replay_bytes()  # a checkpoint copies the replay before writing it
     assert RolloutShape(100, 4, 10, 5, 3).replay_bytes() == 0  # PPO

@@ -102,9 +102,10 @@ class RolloutShape:
     """SAC: checkpoints hold the replay (a copy of it is made at each save)."""
 
     def storage_bytes(self) -> int:
-        """The rollout storage and one gathered minibatch, or SAC's replay (:meth:`replay_bytes`) [bytes]."""
+        """The on-policy rollout storage and one gathered minibatch; 0 for SAC, whose replay is
+        :meth:`replay_bytes` [bytes]."""
         if self.replay_per_env:
-            return self.replay_bytes()
+            return 0
         per_transition = self.obs_dim + self.critic_obs_dim + 3 * self.action_dim + 6
         transitions = self.num_steps * self.num_envs
         return (transitions + transitions // self.num_mini_batches) * per_transition * FLOAT_BYTES
@@ -260,8 +261,8 @@ def check_run(task: str, physics: str | None, device: str, shape: RolloutShape, 
     fit but for its replay is refused naming ``agent.algorithm.buffer_size_per_env``.
     """
     env = footprint(task, physics).bytes(shape.num_envs)
-    replay = shape.replay_bytes() if shape.replay_per_env else 0
-    learner = shape.storage_bytes() - replay + shape.learner_bytes()
+    replay = shape.replay_bytes()
+    learner = shape.storage_bytes() + shape.learner_bytes()
     what = f"{shape.num_envs} envs x {shape.num_steps} steps of {task}"
     checks = [("--num_envs", what, "fewer envs or a shorter rollout", 0)]
     if replay:
