@@ -187,6 +187,7 @@ def test_node_killed_mid_iteration(cluster: Cluster, tmp_path: Path) -> None:
     assert _whole_checkpoints(run)
 
 
+@pytest.mark.extended  # ~52 s; CI's budget keeps the node killed mid-iteration and the lost node
 def test_link_cut_is_a_partition(cluster: Cluster, tmp_path: Path) -> None:
     """The link cut on node b's side mid-run (both nodes' processes live on): each side names the other rank and
     node in one line and exits non-zero within the process-group timeout plus the agents' shutdown."""
@@ -226,6 +227,7 @@ rejoins at once; node a's after its worker named the lost rank, within the 5 s s
 what the test waits at its end for the agent that tries one more round."""
 
 
+@pytest.mark.extended  # ~52 s; CI's budget keeps the node killed mid-iteration and the lost node
 def test_elastic_restart_then_sigterm_one_node(cluster: Cluster, tmp_path: Path) -> None:
     """Under ``--max_restarts 1``: node b's worker killed once (SIGKILL) -> node a's rank names it in one line,
     torchrun restarts both workers, which continue the same run folder from its latest checkpoint with the next
