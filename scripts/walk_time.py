@@ -5,8 +5,9 @@
 A run walks at the end of the first aligned 10-iteration window (iterations 0-9, 10-19, ...) whose means over the
 window's records have an episode-mean xy velocity error <= 0.35 m/s, a yaw-rate error <= 0.4 rad/s and >= 90 % of
 the episodes that ended reaching the time-out (Isaac Lab's ``Episode_Termination`` counts). Prints, per run, the
-training time (``wall_time_s``) and env steps at that window's end, or the run's totals and its last window's errors
-when it never walked (censored); then the IQM of the training time with a 95 % percentile bootstrap CI (2,000
+training time (``wall_time_s``), the wall time since the command started (``since_launch_s``: start-up included;
+runs before 2026-12-06's session 19 lack it) and env steps at that window's end, or the run's totals and its last
+window's errors when it never walked (censored); then the IQM of both times with a 95 % percentile bootstrap CI (2,000
 resamples, numpy seed 0; censored runs count at their totals, which makes the IQM a lower bound).
 """
 
@@ -85,6 +86,7 @@ def walk_time(run: Path) -> dict[str, Any]:
         "iteration": end["iteration"],
         **figures,
         "minutes": end["wall_time_s"] / 60.0,
+        "launch_minutes": end["since_launch_s"] / 60.0 if end.get("since_launch_s") is not None else None,
         "env_steps": end["env_steps"],
     }
 
@@ -96,18 +98,21 @@ def main(argv: list[str]) -> int:
     rows = [walk_time(Path(a)) for a in argv]
     for r in rows:
         state = "never walked (totals)" if r["censored"] else "walked"
+        launch = "" if r["launch_minutes"] is None else f" ({r['launch_minutes']:.2f} min from launch)"
         print(
-            f"{r['run']}: {state} at iteration {r['iteration']}, {r['minutes']:.2f} min, {r['env_steps'] / 1e6:.2f} M"
-            f" env steps (window: err xy {r['err_xy']:.3f} m/s, yaw {r['err_yaw']:.3f} rad/s,"
-            f" time-outs {100 * r['timeouts']:.0f} %)"
+            f"{r['run']}: {state} at iteration {r['iteration']}, {r['minutes']:.2f} min{launch},"
+            f" {r['env_steps'] / 1e6:.2f} M env steps (window: err xy {r['err_xy']:.3f} m/s,"
+            f" yaw {r['err_yaw']:.3f} rad/s, time-outs {100 * r['timeouts']:.0f} %)"
         )
-    minutes = [r["minutes"] for r in rows]
-    low, high = stats.stratified_bootstrap_ci([minutes])
     censored = sum(r["censored"] for r in rows)
-    print(
-        f"IQM training time to walk: {stats.iqm(minutes):.2f} min [{low:.2f}, {high:.2f}] over {len(rows)} runs"
-        + (f" ({censored} never walked: counted at their totals, a lower bound)" if censored else "")
-    )
+    note = f" ({censored} never walked: counted at their totals, a lower bound)" if censored else ""
+    for key, what in (("minutes", "training time"), ("launch_minutes", "wall time from launch")):
+        minutes = [r[key] for r in rows]
+        if None not in minutes:
+            low, high = stats.stratified_bootstrap_ci([minutes])
+            print(
+                f"IQM {what} to walk: {stats.iqm(minutes):.2f} min [{low:.2f}, {high:.2f}] over {len(rows)} runs{note}"
+            )
     return 0
 
 

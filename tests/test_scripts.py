@@ -47,6 +47,19 @@ def test_walks_at_the_end_of_the_first_full_window_that_meets_all_three(tmp_path
     assert not result["censored"]
     assert result["iteration"] == 29 and result["minutes"] == 3.0 and result["env_steps"] == 30_000
     assert abs(result["timeouts"] - 0.95) < 1e-12
+    assert result["launch_minutes"] is None  # a run from before since_launch_s
+
+
+def test_the_time_from_launch_is_reported_beside_the_training_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    walk = _script("walk_time")
+    records = [{**_record(i, 0.3, 0.3, 0.95, 0.05), "since_launch_s": 45.0 + 6.0 * (i + 1)} for i in range(10)]
+    run = _run(tmp_path, records)
+    assert walk.walk_time(run)["launch_minutes"] == 1.75  # 45 s of start-up + 60 s of training
+    assert walk.main([str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "1.00 min (1.75 min from launch)" in out and "IQM wall time from launch to walk: 1.75 min" in out
 
 
 def test_a_partial_window_never_walks_and_the_run_is_censored_at_its_totals(tmp_path: Path) -> None:

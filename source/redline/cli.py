@@ -16,6 +16,7 @@ import importlib
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from redline.envs.registry import PLAY_SUFFIX, redline_task_ids
 from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import tune_allocator
 from redline.options import Parser, PlayOptions, RunOptions, TrainOptions
+from redline.outputs.metrics import LAUNCHED_AT_ENV
 from redline.runners.stop import STARTUP, StopRequest
 
 BENCHES = {
@@ -165,13 +167,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     system either way. A caller that passes ``argv`` keeps a collectable heap.
     """
     try:
-        return _entry(list(sys.argv[1:] if argv is None else argv))
+        return _entry(list(sys.argv[1:] if argv is None else argv), program=argv is None)
     finally:
         if argv is None:
             gc.freeze()
 
 
-def _entry(argv: list[str]) -> int:
+def _entry(argv: list[str], program: bool) -> int:
     try:
         os.getcwd()  # a shell whose folder was deleted: torch's MKL then fails to load with a FATAL ERROR line
     except FileNotFoundError:
@@ -181,6 +183,11 @@ def _entry(argv: list[str]) -> int:
         os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
         lifeline.watch(lifeline.exit_now)  # under --nproc: end at once if the launching command is killed
     command = next((a for a in argv if a in {"list", "train", "play", "assets", "bench", "report"}), None)
+    if command == "train" and "--distributed" not in argv:  # a rank keeps its launcher's, which it inherited
+        # metrics.jsonl's since_launch_s counts from here: this process's start when it is the program (start-up
+        # included), else (a call from Python) now
+        started = (lifeline.started_at() if program else None) or time.time()
+        os.environ[LAUNCHED_AT_ENV] = repr(started)
     prog = f"redline {command}" if command else "redline"
     # first thing: a stop signal during start-up ends the run at once, in one line (redline.runners.stop)
     stop = StopRequest(STARTUP, prog) if command == "train" else None

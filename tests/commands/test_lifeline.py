@@ -163,3 +163,19 @@ def test_a_killed_launcher_is_seen_while_it_is_still_a_zombie() -> None:
     finally:
         watcher.kill()
         launcher.wait()
+
+
+def test_started_at_is_the_process_start_on_the_wall_clock() -> None:
+    """A child's start read from /proc lies between the moments before and after it was started (clock ticks:
+    10 ms, so within that of either side)."""
+    before = time.time()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    after = time.time()
+    try:
+        started = lifeline.started_at(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    assert started is not None and before - 0.02 <= started <= after + 0.02
+    own = lifeline.started_at()
+    assert own is not None and own < before

@@ -25,6 +25,7 @@ METRIC_KEYS = {
     "iteration",
     "env_steps",
     "wall_time_s",
+    "since_launch_s",
     "sps",
     "mean_reward",
     "mean_episode_length",
@@ -47,6 +48,7 @@ def test_train_then_play_and_export(tmp_path: Path, no_network: list) -> None:
     assert all(set(r) >= METRIC_KEYS for r in rows)
     assert rows[-1]["env_steps"] == 3 * 16 * 64  # iterations x steps per env x envs
     assert all(r["sps"] > 0 and r["collect_s"] > 0 and r["learn_s"] > 0 for r in rows)
+    assert all(r["since_launch_s"] > r["wall_time_s"] for r in rows)  # the scene's build before training, included
     assert sorted(p.name for p in run.glob("model_*.pt")) == ["model_0.pt", "model_2.pt"]
     assert (run / "params" / "env.yaml").is_file() and (run / "params" / "agent.yaml").is_file()
     assert list(run.glob("events.out.tfevents.*"))

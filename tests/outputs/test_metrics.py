@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
-from redline.outputs.metrics import MetricsLog
+from redline.outputs.metrics import LAUNCHED_AT_ENV, MetricsLog
 
 
 class _Writer:
@@ -53,3 +54,19 @@ def test_one_line_per_iteration_and_tb_tags(tmp_path: Path, capsys) -> None:
     assert {"Loss/symmetry", "Episode_Reward/alive", "Episode_Termination/alive"} <= tags  # rsl_rl's own tags
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and "reward    2.500" in out[1] and "ETA 0:00:00" in out[1]
+
+
+def test_since_launch_counts_from_the_commands_start(tmp_path: Path, monkeypatch) -> None:
+    """``redline train`` names its start in REDLINE_LAUNCHED_AT (its ranks inherit it); each record then carries the
+    wall time since, start-up included. Without it (a runner used from Python) the key is absent."""
+    monkeypatch.setenv(LAUNCHED_AT_ENV, repr(time.time() - 42.0))
+    log = MetricsLog(tmp_path / "a", total_iterations=1, live=False)
+    log.write(_record(0, 1.0))
+    log.close()
+    (line,) = (tmp_path / "a" / "metrics.jsonl").read_text().splitlines()
+    assert 42.0 <= json.loads(line)["since_launch_s"] < 60.0
+    monkeypatch.delenv(LAUNCHED_AT_ENV)
+    log = MetricsLog(tmp_path / "b", total_iterations=1, live=False)
+    log.write(_record(0, 1.0))
+    log.close()
+    assert "since_launch_s" not in json.loads((tmp_path / "b" / "metrics.jsonl").read_text())

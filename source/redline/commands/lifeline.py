@@ -33,6 +33,17 @@ def start_time(pid: int) -> str:
     return fields[19] if fields else ""
 
 
+def started_at(pid: int | None = None) -> float | None:
+    """When process ``pid`` (this one by default) started [s since the epoch]: now less the time since boot
+    (``/proc/uptime``, 10 ms resolution) plus its start time after boot; None when either cannot be read."""
+    ticks = start_time(os.getpid() if pid is None else pid)
+    try:
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+    return time.time() - uptime + int(ticks) / os.sysconf("SC_CLK_TCK") if ticks.isdigit() else None
+
+
 def _stat(pid: int) -> list[str]:
     """The fields of ``/proc/<pid>/stat`` after the command name (the state first); empty if it cannot be read."""
     try:

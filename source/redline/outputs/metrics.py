@@ -4,8 +4,9 @@ Both learners hand :meth:`MetricsLog.write` one flat record per iteration (plain
 the device once). The keys, the same for both learners where both have the quantity:
 
 - ``iteration``: learning iteration (0-based); ``env_steps``: env steps (all envs, all ranks) so far, continued
-  across a resume; ``wall_time_s`` [s] of training so far, continued across a resume; ``sps``: env steps per second
-  of this iteration;
+  across a resume; ``wall_time_s`` [s] of training so far, continued across a resume; ``since_launch_s`` [s]: wall
+  time since this attempt's ``redline train`` command started (start-up included; not continued across a resume;
+  absent outside ``redline train``); ``sps``: env steps per second of this iteration;
 - ``mean_reward`` / ``mean_episode_length``: over the last 100 finished episodes, rsl_rl's ``Train/mean_reward``
   (None before the first); ``mean_reward_window``: over the episodes that finished in this iteration (None if none);
 - ``collect_s`` / ``learn_s`` [s]: rollout and update time of this iteration;
@@ -35,6 +36,7 @@ import json
 import math
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +96,11 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+LAUNCHED_AT_ENV = "REDLINE_LAUNCHED_AT"
+"""When this attempt's ``redline train`` command started [s since the epoch], set by it for itself and the ranks it
+starts; the records' ``since_launch_s`` count from it."""
+
+
 class MetricsLog:
     """Writes each iteration's record to ``<run_dir>/metrics.jsonl``, TensorBoard and the terminal.
 
@@ -112,6 +119,8 @@ class MetricsLog:
         # in one piece; a kill between records leaves no half line)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._writer = writer
+        launched = os.environ.get(LAUNCHED_AT_ENV, "")
+        self._launched_at = float(launched) if launched.replace(".", "", 1).isdigit() else None
         self._total = total_iterations
         self._done = 0
         self._recent_s: collections.deque[float] = collections.deque(maxlen=10)  # last iteration times [s]
@@ -129,6 +138,8 @@ class MetricsLog:
                 essential: a failure there is said once on stderr and that output stops.
         """
         clean = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
+        if self._launched_at is not None:
+            clean["since_launch_s"] = round(time.time() - self._launched_at, 3)
         self._append((json.dumps(clean) + "\n").encode())
         if self._writer is not None:
             it = int(record["iteration"])
