@@ -60,6 +60,13 @@ def test_without_a_comparison_the_redline_command_is_as_given() -> None:
     assert "--precision" not in train_command(StudyOptions(vs="none"), "Redline-Cartpole", "redline", 1)
 
 
+def test_sac_runs_the_redline_learner_with_its_algorithm_token() -> None:
+    """``--algorithm sac`` (alone): each run is ``redline train ... --algorithm sac``, the task's SAC agent."""
+    command = train_command(StudyOptions(vs="none", algorithm="sac"), "Redline-Cartpole", "redline", 3)
+    assert command[command.index("--algorithm") + 1] == "sac"
+    assert "--algorithm" not in train_command(StudyOptions(vs="none"), "Redline-Cartpole", "redline", 3)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -71,6 +78,12 @@ def test_without_a_comparison_the_redline_command_is_as_given() -> None:
         ({"learner_config": ("precision=bf16",)}, "--learner-config precision: the precision of a comparison"),
         ({"overrides": ("gamma=0.98",)}, "--override: 'gamma=0.98' is not env.<field>=<value>"),
         ({"overrides": ("env.scene.num_envs",)}, "--override: 'env.scene.num_envs' is not"),
+        ({"algorithm": "sac"}, "--algorithm sac: only with --vs none (rsl_rl has PPO alone)"),
+        ({"algorithm": "td3", "vs": "none"}, "--algorithm: unknown 'td3' (valid: ppo, sac)"),
+        (
+            {"algorithm": "sac", "vs": "none", "learner_config": ("reshuffle_each_epoch=true",)},
+            "--learner-config: PPOConfig fields, not for --algorithm sac",
+        ),
     ],
 )
 def test_options_that_would_make_a_comparison_unequal_are_refused(kwargs: dict[str, Any], message: str) -> None:

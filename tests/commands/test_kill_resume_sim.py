@@ -119,6 +119,7 @@ SAC_TINY = [
     "agent.algorithm.batch_size=64",
     "agent.algorithm.buffer_size_per_env=32",
     "agent.algorithm.learning_starts=2",
+    "agent.algorithm.updates_per_step=2",
     "agent.actor.hidden_dims=[32,32]",
     "agent.critic.hidden_dims=[32,32]",
 ]

@@ -98,6 +98,9 @@ class StudyOptions:
     learner_config: tuple[str, ...] = ()
     """``FIELD=VALUE`` of the redline learner's PPOConfig (ablation switches; :mod:`redline.bench.ablate`); redline
     only, by design, and recorded as a difference in ``study.json``."""
+    algorithm: str = "ppo"
+    """The redline learner's ``--algorithm`` (a key of :data:`redline.options.ALGORITHMS`); ``sac`` only alone
+    (``vs="none"``), compared with a PPO study by ``scripts/compare_studies.py``."""
     bootstrap_reps: int = 2000
     """Bootstrap resamples per confidence interval."""
 
@@ -114,6 +117,14 @@ class StudyOptions:
         for task in self.tasks:
             if self.iterations(task) < 1:
                 raise UserError(f"--max_iterations: must be >= 1, got {self.iterations(task)} for {task}")
+        if self.algorithm not in options.ALGORITHMS:
+            raise UserError(f"--algorithm: unknown '{self.algorithm}' (valid: {', '.join(options.ALGORITHMS)})")
+        if self.algorithm != "ppo" and self.vs != "none":
+            raise UserError(f"--algorithm {self.algorithm}: only with --vs none (rsl_rl has PPO alone)")
+        if self.algorithm != "ppo" and self.learner_config:
+            raise UserError(
+                f"--learner-config: PPOConfig fields, not for --algorithm {self.algorithm} (use --override)"
+            )
         fields = parse_fields(self.learner_config)  # a misspelt field fails here, not after the first runs
         if self.vs == "rsl_rl" and "precision" in fields:
             raise UserError("--learner-config precision: the precision of a comparison is --precision's (fp32)")
@@ -177,6 +188,8 @@ def train_command(opts: StudyOptions, task: str, learner: str, seed: int) -> lis
         argv += ["--device", opts.device]
     if learner == LEARNER and settings["precision"] is not None:
         argv += ["--precision", settings["precision"]]
+    if opts.algorithm != "ppo":
+        argv += ["--algorithm", opts.algorithm]
     argv += ["agent.save_interval=1000000", *settings["overrides"]]  # checkpoints only at the end
     if settings["learner_config"]:
         argv = [*settings["learner_config"], "--", *argv]
@@ -384,6 +397,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="both learners: env.x=y / agent.x=y / physics=<preset> (repeatable)",
     )
     parser.add_argument(
+        "--algorithm", default="ppo", help="the redline learner's: ppo | sac (sac with --vs none) (ppo)"
+    )
+    parser.add_argument(
         "--learner-config",
         action="append",
         default=[],
@@ -417,6 +433,7 @@ def options_from_args(args: argparse.Namespace) -> StudyOptions:
         num_envs=args.num_envs,
         overrides=tuple(args.override),
         learner_config=tuple(args.learner_config),
+        algorithm=args.algorithm,
     )
 
 
