@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from redline.errors import UserError
+from redline.learning import precision
 from redline.learning.precision import Precision, cpu_bf16_units, requested_precision
 
 
@@ -100,3 +101,37 @@ def test_cpu_bf16_units_read_the_cpus_flags() -> None:
                 break
     expected = "amx_bf16" if "amx_bf16" in flags else "avx512_bf16" if "avx512_bf16" in flags else None
     assert cpu_bf16_units() == expected
+
+
+@pytest.mark.parametrize("units", ["avx512_bf16", "amx_bf16", None])
+def test_auto_on_the_cpu_is_bf16_where_the_units_and_the_widths_make_it_pay(
+    monkeypatch: pytest.MonkeyPatch, units: str | None
+) -> None:
+    """Issue 45 item 3: on a CPU with bf16 units, ``auto`` is bf16 for the PPO learner's networks at least
+    CPU_BF16_MIN_WIDTH wide (Go1 128, Ant 400: faster in bf16) and fp32 for narrower ones (Cartpole 32: slower);
+    without the units, or without widths (the SAC learner: its bf16 learning is not measured), fp32. The verdict
+    reads the same rule."""
+    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: units)
+    wide = Precision.resolve("auto", "cpu", cpu_widest_hidden=precision.CPU_BF16_MIN_WIDTH)
+    assert wide.mode == ("bf16" if units else "fp32")
+    assert precision.cpu_bf16_pays(400) == units
+    assert Precision.resolve("auto", "cpu", cpu_widest_hidden=precision.CPU_BF16_MIN_WIDTH - 1) == Precision("fp32")
+    assert precision.cpu_bf16_pays(32) is None
+    assert Precision.resolve("auto", "cpu") == Precision("fp32")
+    assert Precision.resolve("fp32", "cpu", cpu_widest_hidden=512) == Precision("fp32")  # asked for: kept
+
+
+def test_the_ppo_learner_passes_its_widest_layer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``PPO`` resolves ``auto`` with its networks' widest hidden layer: the Go1's [128, 128, 128] runs bf16 on a CPU
+    with bf16 units, Cartpole's [32, 32] fp32."""
+    from tensordict import TensorDict
+
+    from redline.learning.config import ModelConfig, PPOConfig
+    from redline.learning.ppo import PPO
+
+    monkeypatch.setattr(precision, "cpu_bf16_units", lambda: "avx512_bf16")
+    obs = TensorDict({"policy": torch.zeros(4, 3)}, batch_size=[4])
+    for width, mode in ((128, "bf16"), (32, "fp32")):
+        model = ModelConfig(hidden_dims=(width, width))
+        cfg = PPOConfig(num_steps_per_env=2, num_mini_batches=1, actor=model, critic=model, capture="off")
+        assert PPO(obs, 2, cfg, device="cpu").precision.mode == mode

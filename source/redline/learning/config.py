@@ -133,9 +133,13 @@ class PPOConfig:
     experiment as one process)."""
     # Measured (docs/learning_parity.md, study 3, Cartpole, 10 seeds, IQM env steps to 4.9 [95 % CI]): bf16 with value
     # normalisation 234k [211k, 289k], fp32 259k [216k, 315k], bf16 without it 287k [225k, 358k]; every P(better)
-    # CI includes 0.5, so both "auto" defaults stay. Not yet measured on a task with large returns (the Go1).
+    # CI includes 0.5, so both "auto" defaults stay. On the CPU (study 8, 2026-12-06, Cartpole and Ant, 10 fresh seeds
+    # each): bf16 no worse on any metric, Ant's wall time to target 0.85x; the update 1.3-1.6x faster from 128 units
+    # wide, 1.3x slower at Cartpole's 32 (docs/performance.md), hence the width rule of Precision.resolve.
     precision: str = "auto"
-    """``"auto"`` (bf16 on CUDA devices that support it, else fp32), ``"bf16"`` or ``"fp32"``."""
+    """``"auto"``, ``"bf16"`` or ``"fp32"``. ``"auto"``: bf16 on CUDA devices that support it, and on CPUs with bf16
+    units (AMX-BF16, AVX512-BF16) when the widest hidden layer of the actor or critic is at least
+    :data:`redline.learning.precision.CPU_BF16_MIN_WIDTH` (128) units; else fp32."""
     value_normalization: Literal["auto"] | bool = "auto"
     """Critic learns normalised returns (running mean/std of the targets); ``"auto"`` is on exactly under bf16."""
     max_consecutive_skips: int = 3

@@ -28,16 +28,28 @@ def bf16_supported(device: torch.device | str) -> bool:
     return torch.cuda.get_device_capability(device)[0] >= 8
 
 
+CPU_BF16_MIN_WIDTH = 128
+"""[units] On a CPU with bf16 units, bf16 pays for networks whose widest hidden layer is at least this wide (measured
+on an AVX512-BF16 EPYC, docs/performance.md, 2026-12-06: the PPO update 1.6x faster at Go1's [128, 128, 128],
+1.3x at Ant's [400, 200, 100], 1.67x at [512, 256, 128]; 1.3x *slower* at Cartpole's [32, 32], where autocast's casts
+cost more than the arithmetic they save)."""
+
+
 def cpu_bf16_units() -> str | None:
     """The bf16 matrix units of this process's CPU, as torch's oneDNN sees them: ``"amx_bf16"`` (Intel AMX tiles),
     ``"avx512_bf16"`` (AVX512-BF16 dot products) or None (bf16 is emulated: ~20x slower than fp32 on the EPYCs
-    without it). Measured on an AVX512-BF16 EPYC (docs/performance.md, 2026-12-06): the legged update 1.67x faster in
-    bf16; ``--precision auto`` stays fp32 on every CPU until a >= 10-seed learning study says bf16 learns as well."""
+    without it)."""
     if torch.cpu._is_amx_tile_supported():
         return "amx_bf16"
     if torch.cpu._is_avx512_bf16_supported():
         return "avx512_bf16"
     return None
+
+
+def cpu_bf16_pays(widest_hidden: int) -> str | None:
+    """This CPU's bf16 units (:func:`cpu_bf16_units`) when bf16 speeds up networks whose widest hidden layer is
+    ``widest_hidden`` units (at least :data:`CPU_BF16_MIN_WIDTH`), else None."""
+    return cpu_bf16_units() if widest_hidden >= CPU_BF16_MIN_WIDTH else None
 
 
 def requested_precision[T: (str, None)](explicit: str | None, use_mixed_precision: bool, otherwise: T) -> str | T:
@@ -62,16 +74,19 @@ class Precision:
         check_choice("precision", self.mode, PRECISION_MODES, "mode")
 
     @classmethod
-    def resolve(cls, requested: str, device: torch.device | str) -> Precision:
+    def resolve(cls, requested: str, device: torch.device | str, cpu_widest_hidden: int | None = None) -> Precision:
         """Turn ``"auto" | "bf16" | "fp32"`` into a concrete policy for ``device``.
 
-        ``"auto"`` is bf16 on CUDA devices that support it and fp32 elsewhere: CPUs without bf16 units run bf16
-        ~20x slower than fp32, and on those with them (:func:`cpu_bf16_units`) bf16 stays opt-in until the learning
-        study of issue 45 says it learns as well as fp32.
+        ``"auto"`` is bf16 on CUDA devices that support it; on a CPU, bf16 where ``cpu_widest_hidden`` (the widest
+        hidden layer of the learner's networks [units]) is given and bf16 pays there (:func:`cpu_bf16_pays`: the
+        CPU has bf16 units and the layers are wide enough; the PPO learner passes it, after issue 45's learning
+        study: docs/learning_parity.md, study 8), else fp32 — CPUs without bf16 units run bf16 ~20x slower.
         """
         check_precision(requested)
         if requested == "auto":
-            return cls("bf16" if bf16_supported(device) else "fp32")
+            on_cpu = torch.device(device).type == "cpu"
+            cpu_bf16 = on_cpu and cpu_widest_hidden is not None and cpu_bf16_pays(cpu_widest_hidden) is not None
+            return cls("bf16" if bf16_supported(device) or cpu_bf16 else "fp32")
         return cls(requested)  # type: ignore[arg-type]
 
     @classmethod

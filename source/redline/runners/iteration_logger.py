@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from redline.learning import PPO
-from redline.learning.precision import cpu_bf16_units
+from redline.learning.precision import cpu_bf16_pays
 from redline.learning.rollout import PhaseTimes
 from redline.learning.sac import SAC
 from redline.outputs.metrics import MetricsLog, warn_once
@@ -97,18 +97,19 @@ class IterationLogger:
         self._gradient_steps = 0  # SAC: the learner's gradient steps at the last record
         self._sac_sizes: tuple[list[int], list[int]] = ([], [])  # SAC: the actor's and one Q network's widths
         if isinstance(alg, PPO):
+            sizes = (layer_sizes(alg.actor.mlp), layer_sizes(alg.critic.mlp))
             self._flops = iteration_flops(
-                layer_sizes(alg.actor.mlp),
-                layer_sizes(alg.critic.mlp),
+                *sizes,
                 alg.cfg.num_steps_per_env * num_envs,  # this rank's learner work
                 alg.cfg.num_learning_epochs,
             )
         else:
             self._gradient_steps = alg.gradient_steps
-            self._sac_sizes = (layer_sizes(alg.actor.mlp), layer_sizes(alg.critic.qs[0]))
+            self._sac_sizes = sizes = (layer_sizes(alg.actor.mlp), layer_sizes(alg.critic.qs[0]))
         device = torch.device(alg.device)
         self._device_type = device.type
-        self._cpu_bf16 = cpu_bf16_units() if device.type == "cpu" else None
+        widest = max((w for net in sizes for w in net[1:-1]), default=0)  # the hidden layers' [units]
+        self._cpu_bf16 = cpu_bf16_pays(widest) if device.type == "cpu" else None  # for the verdict's bf16 advice
         self._peak = (
             peak_tflops(
                 torch.cuda.get_device_name(device), alg.precision.is_bf16, torch.backends.cuda.matmul.allow_tf32

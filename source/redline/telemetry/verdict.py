@@ -58,7 +58,8 @@ def verdict(
         gflops: achieved learner GFLOP/s, if known.
         peak: the device's peak TFLOP/s for that precision, if known.
         gpu_util: the GPU's mean utilisation over the iteration [%] (NVML), if known.
-        cpu_bf16: the CPU's bf16 units (:func:`redline.learning.precision.cpu_bf16_units`; None: none).
+        cpu_bf16: the CPU's bf16 units where bf16 pays at the run's network widths
+            (:func:`redline.learning.precision.cpu_bf16_pays`; None: no units, or layers too narrow).
         algorithm: the learner, a key of :data:`ADVICE` (``"ppo"`` or ``"sac"``): whose knobs the advice names.
 
     Returns:
