@@ -16,7 +16,6 @@ import importlib
 import json
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,6 @@ from redline.envs.registry import PLAY_SUFFIX, redline_task_ids
 from redline.errors import ExpectedExit, OutputError, UserError
 from redline.host import tune_allocator
 from redline.options import Parser, PlayOptions, RunOptions, TrainOptions
-from redline.outputs.metrics import LAUNCHED_AT_ENV
 from redline.runners.stop import STARTUP, StopRequest
 
 BENCHES = {
@@ -184,10 +182,7 @@ def _entry(argv: list[str], program: bool) -> int:
         lifeline.watch(lifeline.exit_now)  # under --nproc: end at once if the launching command is killed
     command = next((a for a in argv if a in {"list", "train", "play", "assets", "bench", "report"}), None)
     if command == "train" and "--distributed" not in argv:  # a rank keeps its launcher's, which it inherited
-        # metrics.jsonl's since_launch_s counts from here: this process's start when it is the program (start-up
-        # included), else (a call from Python) now
-        started = (lifeline.started_at() if program else None) or time.time()
-        os.environ[LAUNCHED_AT_ENV] = repr(started)
+        lifeline.mark_launch(program)  # metrics.jsonl's since_launch_s counts from here
     prog = f"redline {command}" if command else "redline"
     # first thing: a stop signal during start-up ends the run at once, in one line (redline.runners.stop)
     stop = StopRequest(STARTUP, prog) if command == "train" else None

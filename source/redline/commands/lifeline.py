@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from redline.outputs.metrics import LAUNCHED_AT_ENV
+
 LAUNCHER_ENV = "REDLINE_LAUNCHER"
 """``pid:start`` of the ``redline train`` that started torchrun (``start``: its start time in clock ticks after boot,
 from ``/proc``, so a reused pid is not taken for it; empty where there is no ``/proc``)."""
@@ -42,6 +44,14 @@ def started_at(pid: int | None = None) -> float | None:
     except (OSError, IndexError, ValueError):
         return None
     return time.time() - uptime + int(ticks) / os.sysconf("SC_CLK_TCK") if ticks.isdigit() else None
+
+
+def mark_launch(program: bool) -> None:
+    """Name this command's start in :data:`~redline.outputs.metrics.LAUNCHED_AT_ENV` (the ranks it starts inherit
+    it; metrics.jsonl's ``since_launch_s`` counts from it): this process's start when it is the program (start-up
+    included), else (a call from Python) now."""
+    started = (started_at() if program else None) or time.time()
+    os.environ[LAUNCHED_AT_ENV] = repr(started)
 
 
 def _stat(pid: int) -> list[str]:
