@@ -119,8 +119,10 @@ class MetricsLog:
         # in one piece; a kill between records leaves no half line)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._writer = writer
-        launched = os.environ.get(LAUNCHED_AT_ENV, "")
-        self._launched_at = float(launched) if launched.replace(".", "", 1).isdigit() else None
+        try:
+            self._launched_at: float | None = float(os.environ.get(LAUNCHED_AT_ENV, ""))
+        except ValueError:  # unset (a runner used from Python) or not a time
+            self._launched_at = None
         self._total = total_iterations
         self._done = 0
         self._recent_s: collections.deque[float] = collections.deque(maxlen=10)  # last iteration times [s]
