@@ -64,6 +64,9 @@ class SACRunnerCfg(RslRlOnPolicyRunnerCfg):
     obs_groups = {"actor": ["policy"], "critic": ["policy"]}
     clip_actions = None  # the actor's tanh keeps actions within +-action_scale
     device = default_device()  # "cuda:0" when a GPU is present, else "cpu" (rsl_rl's default is always cuda:0)
+    cpu_num_envs: int | None = None
+    """Envs of a CPU run whose command names no count (None: the task's ``cpu_num_envs``). On the CPU SAC's update,
+    not the physics, bounds an iteration, so fewer envs buy more gradient steps per env step and per minute."""
     actor: Any = SACActorCfg()
     critic: Any = SACCriticCfg()
     algorithm: Any = SACAlgorithmCfg()

@@ -6,7 +6,7 @@ import pytest
 
 from redline.envs.prepare import CPU_PHYSICS, physics_overrides, physics_preset, prepare_env
 from redline.errors import UserError
-from redline.options import RunOptions
+from redline.options import ALGORITHMS, RunOptions
 
 
 def test_train_request_sets_both_devices_seeds_and_the_cpu_default() -> None:
@@ -38,6 +38,24 @@ def test_num_envs_precedence() -> None:
     assert video.env_cfg.scene.num_envs == 4
     explicit = prepare_env(RunOptions(task="Redline-Cartpole", num_envs=12, device="cpu"), default_num_envs=4)
     assert explicit.env_cfg.scene.num_envs == 12
+
+
+def test_an_agent_config_may_ask_for_its_own_cpu_env_count() -> None:
+    sac = ALGORITHMS["sac"]
+    asked = prepare_env(
+        RunOptions(task="Redline-Cartpole", device="cpu", overrides=("agent.cpu_num_envs=24",)), agent_entry_point=sac
+    )
+    assert asked.env_cfg.scene.num_envs == 24  # the agent's count replaces the task's CPU default
+    given = prepare_env(
+        RunOptions(task="Redline-Cartpole", num_envs=12, device="cpu", overrides=("agent.cpu_num_envs=24",)),
+        agent_entry_point=sac,
+    )
+    assert given.env_cfg.scene.num_envs == 12  # the command's count wins
+    with pytest.raises(UserError, match="agent.cpu_num_envs: must be"):
+        prepare_env(
+            RunOptions(task="Redline-Cartpole", device="cpu", overrides=("agent.cpu_num_envs=0",)),
+            agent_entry_point=sac,
+        )
 
 
 def test_every_call_returns_fresh_configs() -> None:

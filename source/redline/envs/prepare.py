@@ -13,6 +13,7 @@ from typing import Any
 
 from redline.device import resolve_device
 from redline.envs import registry
+from redline import validation
 from redline.envs.checks import check_settings
 from redline.errors import UserError
 from redline.options import ALGORITHMS, RunOptions
@@ -49,8 +50,8 @@ def prepare_env(
 
     Args:
         run: the command's run options; ``run.num_envs`` is this process's env count (None: ``env.scene.num_envs``
-            when overridden, else ``default_num_envs``, else the task's default for the device: ``cpu_num_envs`` on
-            the CPU, ``scene.num_envs`` on a GPU). No ``physics=`` override on the CPU: :data:`CPU_PHYSICS` for a
+            when overridden, else ``default_num_envs``, else the task's default for the device: on the CPU the
+            agent config's ``cpu_num_envs`` when it sets one, else the env config's, on a GPU ``scene.num_envs``). No ``physics=`` override on the CPU: :data:`CPU_PHYSICS` for a
             redline task.
         play: build the task's ``-Play`` twin when one is registered.
         rank: this process's rank in a data-parallel run: its envs' global ids start at ``rank * num_envs``.
@@ -69,7 +70,7 @@ def prepare_env(
     overrides = physics_overrides(env_task, device, run.overrides)
     env_cfg, agent_cfg = registry.load_cfgs(env_task, agent_entry_point, overrides)
     overridden = any(token.partition("=")[0] == "env.scene.num_envs" for token in run.overrides)
-    task_default = getattr(env_cfg, "cpu_num_envs", None) if device == "cpu" else None
+    task_default = cpu_num_envs(env_cfg, agent_cfg) if device == "cpu" else None
     if run.num_envs is not None:
         env_cfg.scene.num_envs = run.num_envs
     elif not overridden:
@@ -90,6 +91,17 @@ def prepare_env(
 
     check_supported(env_cfg, device)  # physics=mujoco_cpu: a sensor or terrain it cannot simulate
     return PreparedEnv(env_task, device, env_cfg, agent_cfg)
+
+
+def cpu_num_envs(env_cfg: Any, agent_cfg: Any) -> int | None:
+    """The env count a CPU run gets when the command names none: the agent config's ``cpu_num_envs`` (an
+    off-policy agent, whose update rather than the physics bounds a CPU run, asks for fewer envs than PPO), else the
+    env config's; None when neither sets one."""
+    agent_count = getattr(agent_cfg, "cpu_num_envs", None)
+    if agent_count is None:
+        return getattr(env_cfg, "cpu_num_envs", None)
+    validation.check_range("agent.cpu_num_envs", agent_count, validation.COUNT)
+    return int(agent_count)
 
 
 def physics_overrides(task: str, device: str, overrides: tuple[str, ...]) -> list[str]:

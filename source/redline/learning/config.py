@@ -224,7 +224,7 @@ RUNNER_KEYS = frozenset(
         "class_name", "num_steps_per_env", "obs_groups", "actor", "critic", "algorithm",
         # read by `redline train`, not by the learner's config
         "seed", "device", "max_iterations", "init_at_random_ep_len", "clip_actions", "save_interval",
-        "experiment_name", "run_name",
+        "experiment_name", "run_name", "cpu_num_envs",
         # deliberately ignored: redline writes metrics.jsonl and TensorBoard only (no wandb/neptune upload)
         "logger", "neptune_project", "wandb_project", "store_code_state",
         # deliberately ignored: Isaac Lab's train script resumes with these; `redline train --resume` replaces them
