@@ -137,7 +137,8 @@ class RunOptions:
     registered"""
     num_envs: int | None = option(positive_int, default=None)
     """parallel envs (default: the task's default for the device: cpu_num_envs on the CPU, the agent config's
-    where it sets one, the play config's for play); with train's automatic one-process-per-core arrangement on the CPU, the total over the processes"""
+    where it sets one, the play config's for play); with train's automatic one-process-per-core arrangement on the
+    CPU, the total over the processes"""
     device: str | None = None
     """cpu | cuda | cuda:N (default: cuda:0 if present, else cpu)"""
     seed: int = option(seed, default=42)

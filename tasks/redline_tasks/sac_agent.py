@@ -70,3 +70,13 @@ class SACRunnerCfg(RslRlOnPolicyRunnerCfg):
     actor: Any = SACActorCfg()
     critic: Any = SACCriticCfg()
     algorithm: Any = SACAlgorithmCfg()
+
+
+@configclass
+class LeggedSACRunnerCfg(SACRunnerCfg):
+    """The legged tasks' CPU recipe (Go1 flat, G1 flat; docs/offpolicy.md): 256 envs, one process on 2 cores
+    (:data:`redline.commands.launch.MIN_ENVS_PER_RANK`), and 8 gradient steps per env step, so each stored transition
+    is sampled ~32 times at batch 1024 (the learner's default at the tasks' 1024 envs: ~2)."""
+
+    cpu_num_envs = 256
+    algorithm: Any = SACAlgorithmCfg(updates_per_step=8)  # 32 gradient steps per iteration

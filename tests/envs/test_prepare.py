@@ -51,7 +51,7 @@ def test_an_agent_config_may_ask_for_its_own_cpu_env_count() -> None:
         agent_entry_point=sac,
     )
     assert given.env_cfg.scene.num_envs == 12  # the command's count wins
-    with pytest.raises(UserError, match="agent.cpu_num_envs: must be"):
+    with pytest.raises(UserError, match=r"^agent\.cpu_num_envs: must be"):
         prepare_env(
             RunOptions(task="Redline-Cartpole", device="cpu", overrides=("agent.cpu_num_envs=0",)),
             agent_entry_point=sac,

@@ -11,9 +11,9 @@ import dataclasses
 import importlib.metadata
 from typing import Any
 
+from redline import validation
 from redline.device import resolve_device
 from redline.envs import registry
-from redline import validation
 from redline.envs.checks import check_settings
 from redline.errors import UserError
 from redline.options import ALGORITHMS, RunOptions
@@ -51,8 +51,8 @@ def prepare_env(
     Args:
         run: the command's run options; ``run.num_envs`` is this process's env count (None: ``env.scene.num_envs``
             when overridden, else ``default_num_envs``, else the task's default for the device: on the CPU the
-            agent config's ``cpu_num_envs`` when it sets one, else the env config's, on a GPU ``scene.num_envs``). No ``physics=`` override on the CPU: :data:`CPU_PHYSICS` for a
-            redline task.
+            agent config's ``cpu_num_envs`` when it sets one, else the env config's, on a GPU ``scene.num_envs``).
+            No ``physics=`` override on the CPU: :data:`CPU_PHYSICS` for a redline task.
         play: build the task's ``-Play`` twin when one is registered.
         rank: this process's rank in a data-parallel run: its envs' global ids start at ``rank * num_envs``.
         default_num_envs: the env count when neither ``num_envs`` nor an ``env.scene.num_envs`` override is given
