@@ -79,8 +79,9 @@ class Precision:
 
         ``"auto"`` is bf16 on CUDA devices that support it; on a CPU, bf16 where ``cpu_widest_hidden`` (the widest
         hidden layer of the learner's networks [units]) is given and bf16 pays there (:func:`cpu_bf16_pays`: the
-        CPU has bf16 units and the layers are wide enough; the PPO learner passes it, after issue 45's learning
-        study: docs/learning_parity.md, study 8), else fp32 — CPUs without bf16 units run bf16 ~20x slower.
+        CPU has bf16 units and the layers are wide enough; the PPO and SAC learners pass it, after their learning
+        studies: docs/learning_parity.md's study 8, docs/offpolicy.md's SAC precision study), else fp32 — CPUs
+        without bf16 units run bf16 ~20x slower.
         """
         check_precision(requested)
         if requested == "auto":

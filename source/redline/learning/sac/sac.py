@@ -94,7 +94,8 @@ class SAC:
     ) -> None:
         self.cfg = cfg
         self.device = torch.device(device)
-        self.precision = Precision.resolve(cfg.precision, self.device)
+        widest = max((*cfg.actor.hidden_dims, *cfg.critic.hidden_dims), default=0)
+        self.precision = Precision.resolve(cfg.precision, self.device, cpu_widest_hidden=widest)
         obs = obs.to(self.device)
         self.num_envs = int(obs.batch_size[0])
         self.num_actions = num_actions

@@ -159,8 +159,9 @@ class SACConfig:
     max_grad_norm: float | None = None
     """Clip the actor's and the critic's gradient norm (each separately) to this; None: no clipping (FastTD3)."""
     precision: str = "auto"
-    """``"auto"`` (bf16 on CUDA devices that support it, else fp32), ``"bf16"`` or ``"fp32"``: the network bodies
-    under bf16 autocast with fp32 master weights, fp32 heads, targets and projection."""
+    """``"auto"`` (bf16 on CUDA devices that support it and on CPUs with bf16 units when the widest hidden layer has
+    at least :data:`redline.learning.precision.CPU_BF16_MIN_WIDTH` units, else fp32), ``"bf16"`` or ``"fp32"``: the
+    network bodies under bf16 autocast with fp32 master weights, fp32 heads, targets and projection."""
     env_action_noise: bool = True
     """Draw the exploration noise from the env's per-env streams where it has them (as PPO's: partition-invariant);
     False: from the learner's own generator."""
