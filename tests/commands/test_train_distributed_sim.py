@@ -143,7 +143,9 @@ def test_sac_two_ranks_resume_bitwise(tmp_path: Path) -> None:
         ]
     )
     ((cut,),) = [list((tmp_path / "cut" / "redline_cartpole_sac").iterdir())]
-    assert len(torch.load(cut / "model_1.pt", weights_only=True)["sac_ranks"]) == 2
+    saved = torch.load(cut / "model_1.pt", weights_only=True)
+    assert len(saved["sac_ranks"]) == 2 and all(part["replay"]["data"] for part in saved["sac_ranks"])
+    assert saved["sac"]["replay"]["data"] is None  # each rank's replay once, in its part
     _redline(*common, "--max_iterations", "2", "--resume", cut / "model_1.pt", "--log_root", tmp_path / "resumed")
     ends = [
         torch.load(next((tmp_path / name).glob("*/*/model_3.pt")), weights_only=True)

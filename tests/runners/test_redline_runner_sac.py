@@ -79,7 +79,7 @@ def test_a_checkpoint_of_another_rank_count_resumes(tmp_path: Path) -> None:
     checkpoint = load_checkpoint(tmp_path / "cut" / "model_1.pt")
     whole = whole_part(checkpoint)
     checkpoint[SAC_RANKS_KEY] = [regroup_parts([whole], offset, 4, 8) for offset in (0, 4)]
-    checkpoint["sac"]["replay"] = checkpoint[SAC_RANKS_KEY][0]["replay"]  # a rank-0 state_dict holds rank 0's only
+    checkpoint["sac"]["replay"]["data"] = None  # a multi-rank checkpoint's replay is its parts' only
     for part in checkpoint[SAC_RANKS_KEY]:
         part["noise_generator"] = torch.Generator().get_state()  # a rank's own: not these envs'
     resumed = runner("resumed", cut.env)

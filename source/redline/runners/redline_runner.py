@@ -237,8 +237,9 @@ class RedlineRunner:
         state["env_steps"], state["wall_time_s"] = self._progress
         state["infos"] = None
         state["world_size"] = self.comm.world_size
-        if sac_ranks is not None:
+        if sac_ranks is not None:  # every rank's replay, rank 0's included: the learner's copy would repeat it
             state[SAC_RANKS_KEY] = sac_ranks
+            state["sac"]["replay"] = {**state["sac"]["replay"], "data": None}
         if seeding is not None:
             state[SEEDING_KEY] = seeding
         if run_state is not None:

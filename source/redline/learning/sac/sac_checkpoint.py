@@ -52,8 +52,9 @@ def state_dict(sac: Any) -> dict[str, Any]:
 def rank_state_dict(sac: Any) -> dict[str, Any]:
     """This rank's own part of the state, as CPU copies: its envs' replay (unless ``save_replay`` is False), its
     exploration generator and its envs' running returns (reward normalisation). :meth:`state_dict` holds the
-    calling rank's; a data-parallel checkpoint gathers every rank's (``Communicator.gather_objects``) and gives
-    each its own back with :meth:`load_rank_state_dict`."""
+    calling rank's; a data-parallel checkpoint gathers every rank's (``Communicator.gather_objects``), leaves the
+    replay's data out of :meth:`state_dict`'s part (it would repeat rank 0's) and gives each rank its own back with
+    :meth:`load_rank_state_dict`."""
     replay = sac.replay.state_dict(with_data=sac.cfg.save_replay)
     if replay["data"] is not None:
         replay["data"] = {k: v.cpu() for k, v in TensorDict(replay["data"]).flatten_keys(".").items()}
