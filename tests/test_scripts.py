@@ -1,5 +1,6 @@
-"""The study scripts whose output backs a claim in docs: the Go1 walking criterion (scripts/walk_time.py), the
-mjbatch harness that logs for it (scripts/mjbatch_walk.py), and the rsl_rl feature studies (speed, learning)."""
+"""The study scripts whose output backs a claim in docs: the Go1 walking criterion (scripts/walk_time.py) and its
+checkpoint evaluation (scripts/walk_eval.py), the mjbatch harness that logs for it (scripts/mjbatch_walk.py), and
+the rsl_rl feature studies (speed, learning)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+import torch
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -129,3 +131,32 @@ def test_the_rsl_rl_feature_studies_print_one_line_per_config(capsys: pytest.Cap
     parity = [r for r in lines if "diff_ci95" in r]
     assert {r["config"] for r in speed} == {r["config"] for r in parity} == {"recurrent", "symmetry"}
     assert all(len(r["redline"]) == len(r["rsl_rl"]) == 2 for r in parity)
+
+
+class _ScriptedEnv:
+    """A vec env that replays scripted steps: ``(dones, extras["log"])`` each, 4 envs, zero observations."""
+
+    def __init__(self, steps: list[tuple[list[int], dict[str, float]]]) -> None:
+        self.steps = iter(steps)
+
+    def get_observations(self) -> torch.Tensor:
+        return torch.zeros(4, 1)
+
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict]:
+        dones, log = next(self.steps)
+        return torch.zeros(4, 1), torch.zeros(4), torch.tensor(dones), {"log": log}
+
+
+def test_walk_eval_weights_each_step_by_the_episodes_it_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+    """scripts/walk_eval.py scores every ended episode once: a step's log (the means over its resets) counts once per
+    env it reset, and a step without resets, whose log is the last reset's left standing, not at all."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))  # walk_eval imports walk_time's criterion
+    evaluate = _script("walk_eval")
+    xy, yaw, time_out = evaluate.LOG_XY, evaluate.LOG_YAW, evaluate.LOG_TERMS + "time_out"
+    three = {xy: 0.2, yaw: 0.1, time_out: 3.0}  # 3 envs timed out, mean errors 0.2 / 0.1
+    one = {xy: 0.6, yaw: 0.5, time_out: 0.0}  # 1 env fell
+    env = _ScriptedEnv([([0, 0, 0, 0], {}), ([1, 1, 0, 1], three), ([0, 0, 1, 0], one), ([0, 0, 0, 0], one)])
+    figures = evaluate.score(env, lambda obs: torch.zeros(4, 1), 4)
+    assert figures["episodes"] == 4
+    assert figures["err_xy"] == pytest.approx((3 * 0.2 + 0.6) / 4) and figures["err_yaw"] == pytest.approx(0.2)
+    assert figures["timeouts"] == 0.75
