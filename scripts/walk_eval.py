@@ -25,26 +25,28 @@ from redline.envs.prepare import prepare_env
 from redline.envs.simulator import isaaclab_env
 from redline.options import ALGORITHMS, RunOptions
 from redline.outputs.checkpoints import load_checkpoint
-from walk_time import ERR_XY, ERR_YAW, TERMINATION, walked
+from walk_time import ERR_XY, ERR_YAW, walked
 
 LOG_XY, LOG_YAW = (key.removeprefix("episode/") for key in (ERR_XY, ERR_YAW))
-"""The keys of the env's ``extras["log"]`` (the means over the envs reset at a step)."""
-LOG_TERMS = TERMINATION.removeprefix("episode/")
+"""The keys of the env's ``extras["log"]``: at a step with resets, the means over the envs reset there."""
 
 
 def score(vec_env: Any, policy: Any, steps: int) -> dict[str, float]:
-    """Play ``steps`` steps from fresh resets; the walking figures over the episodes that ended, and their count."""
+    """Play ``steps`` steps; the walking figures over the episodes that ended, and their count. The time-out share is
+    the share of the ended episodes whose step set ``extras["time_outs"]`` (Isaac Lab's ``Episode_Termination`` log
+    is the share of all envs whose last episode ended that way, a running state, not a per-episode count)."""
     sums = {"err_xy": 0.0, "err_yaw": 0.0, "timeouts": 0.0, "episodes": 0.0}
     obs = vec_env.get_observations()
     with torch.inference_mode():
         for _ in range(steps):
             obs, _rewards, dones, extras = vec_env.step(policy(obs))
-            ended = int(dones.count_nonzero())
+            done = dones.reshape(-1) != 0
+            ended = int(done.count_nonzero())
             if ended:
                 log = extras["log"]
-                sums["err_xy"] += float(log[LOG_XY]) * ended  # log: the means over this step's reset envs
+                sums["err_xy"] += float(log[LOG_XY]) * ended  # the means over this step's ended episodes
                 sums["err_yaw"] += float(log[LOG_YAW]) * ended
-                sums["timeouts"] += float(log[LOG_TERMS + "time_out"])  # a count of this step's time-outs
+                sums["timeouts"] += int((done & (extras["time_outs"].reshape(-1) != 0)).count_nonzero())
                 sums["episodes"] += ended
     n = max(sums["episodes"], 1.0)
     return {"err_xy": sums["err_xy"] / n, "err_yaw": sums["err_yaw"] / n, "timeouts": sums["timeouts"] / n,

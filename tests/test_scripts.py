@@ -134,29 +134,32 @@ def test_the_rsl_rl_feature_studies_print_one_line_per_config(capsys: pytest.Cap
 
 
 class _ScriptedEnv:
-    """A vec env that replays scripted steps: ``(dones, extras["log"])`` each, 4 envs, zero observations."""
+    """A vec env that replays scripted steps: ``(dones, time_outs, extras["log"])`` each, 4 envs."""
 
-    def __init__(self, steps: list[tuple[list[int], dict[str, float]]]) -> None:
+    def __init__(self, steps: list[tuple[list[int], list[int], dict[str, float]]]) -> None:
         self.steps = iter(steps)
 
     def get_observations(self) -> torch.Tensor:
         return torch.zeros(4, 1)
 
     def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict]:
-        dones, log = next(self.steps)
-        return torch.zeros(4, 1), torch.zeros(4), torch.tensor(dones), {"log": log}
+        dones, time_outs, log = next(self.steps)
+        extras = {"time_outs": torch.tensor(time_outs), "log": log}
+        return torch.zeros(4, 1), torch.zeros(4), torch.tensor(dones), extras
 
 
 def test_walk_eval_weights_each_step_by_the_episodes_it_ended(monkeypatch: pytest.MonkeyPatch) -> None:
     """scripts/walk_eval.py scores every ended episode once: a step's log (the means over its resets) counts once per
-    env it reset, and a step without resets, whose log is the last reset's left standing, not at all."""
+    env it reset, and a step without resets, whose log is the last reset's left standing, not at all; the time-out
+    share counts the ended episodes flagged ``time_outs``."""
     monkeypatch.syspath_prepend(str(SCRIPTS))  # walk_eval imports walk_time's criterion
     evaluate = _script("walk_eval")
-    xy, yaw, time_out = evaluate.LOG_XY, evaluate.LOG_YAW, evaluate.LOG_TERMS + "time_out"
-    three = {xy: 0.2, yaw: 0.1, time_out: 3.0}  # 3 envs timed out, mean errors 0.2 / 0.1
-    one = {xy: 0.6, yaw: 0.5, time_out: 0.0}  # 1 env fell
-    env = _ScriptedEnv([([0, 0, 0, 0], {}), ([1, 1, 0, 1], three), ([0, 0, 1, 0], one), ([0, 0, 0, 0], one)])
+    three = {evaluate.LOG_XY: 0.2, evaluate.LOG_YAW: 0.1}  # the mean errors of the 3 episodes ended at a step
+    one = {evaluate.LOG_XY: 0.6, evaluate.LOG_YAW: 0.5}
+    none = [0, 0, 0, 0]
+    env = _ScriptedEnv([(none, none, {}), ([1, 1, 0, 1], [1, 1, 0, 1], three), ([0, 0, 1, 0], none, one),
+                        (none, none, one)])  # fmt: skip
     figures = evaluate.score(env, lambda obs: torch.zeros(4, 1), 4)
     assert figures["episodes"] == 4
     assert figures["err_xy"] == pytest.approx((3 * 0.2 + 0.6) / 4) and figures["err_yaw"] == pytest.approx(0.2)
-    assert figures["timeouts"] == 0.75
+    assert figures["timeouts"] == 0.75  # 3 timed out, 1 fell
