@@ -14,8 +14,9 @@ from redline.bench.shapes import negation_mirror
 from redline.errors import UserError
 from redline.learning.distributed import Communicator
 from redline.learning.sac import SAC
+from redline.learning.sac.networks import squashed_sample
 from redline.learning.sac.reward_norm import RewardNormalizer
-from redline.learning.sac.sac import STEP_METRICS
+from redline.learning.sac.sac import STEP_METRICS, exploration_scales
 from tests.learning.learning_support import HostReads
 from tests.learning.sac.sac_support import ReachEnv, run_iteration, tiny_cfg
 
@@ -156,6 +157,31 @@ def test_policy_exports_the_deterministic_squashed_mean() -> None:
     torch.testing.assert_close(torch.jit.script(policy.as_jit())(obs["policy"]), expected)
     torch.testing.assert_close(policy.as_onnx(verbose=False)(obs["policy"]), expected)
     assert policy.output_std.shape == (1,) and float(policy.output_std.min()) > 0
+
+
+def test_exploration_scales_are_a_pure_function_of_seed_and_global_env() -> None:
+    """FastTD3's per-env noise scales: log-uniform in [low, high], each global env's own whatever the partition
+    (ranks 0..3 and 4..7 draw what one process of 8 draws), another seed other factors."""
+    ids = torch.arange(8)
+    whole = exploration_scales(5, ids, 0.5, 3.0)
+    assert whole.shape == (8, 1) and float(whole.min()) >= 0.5 and float(whole.max()) <= 3.0
+    halves = [exploration_scales(5, part, 0.5, 3.0) for part in (ids[:4], ids[4:])]
+    assert torch.equal(torch.cat(halves), whole)
+    assert len(set(whole.flatten().tolist())) == 8 and not torch.equal(exploration_scales(6, ids, 0.5, 3.0), whole)
+
+
+def test_an_envs_exploration_noise_is_scaled_by_its_factor() -> None:
+    """``exploration_scale`` multiplies each env's noise before the tanh by its factor (here 2 everywhere); the
+    default (1, 1) leaves SAC's actions as they were."""
+    env = ReachEnv(8)
+    plain, doubled = (SAC.from_env(env, tiny_cfg(exploration_scale=s), seed=3) for s in ((1.0, 1.0), (2.0, 2.0)))
+    for alg in (plain, doubled):
+        alg.action_noise = lambda: torch.ones(8, 1)
+    obs = env.get_observations()
+    mean, log_std = plain._dist.split(plain._actor_net(obs))
+    for alg, factor in ((plain, 1.0), (doubled, 2.0)):
+        expected, _ = squashed_sample(mean, log_std, torch.full((8, 1), factor), 1.0)
+        torch.testing.assert_close(alg.act(obs), expected, rtol=0, atol=0)
 
 
 def test_batch_larger_than_the_buffer_is_refused_in_one_line() -> None:

@@ -49,6 +49,7 @@ from redline.learning.sac.sac_losses import (
     critic_loss,
     temperature_loss,
 )
+from redline.seeding.philox import MASK32, philox4x32, to_unit_float
 from redline.seeding.plan import seed_plan
 
 STEP_METRICS = ("critic_loss", "q_mean", "actor_loss", "alpha_loss", "entropy")
@@ -67,6 +68,16 @@ def request_final_observation(env: Any) -> None:
     cfg = getattr(getattr(env, "unwrapped", env), "cfg", None)
     if cfg is not None and hasattr(cfg, "final_observation"):
         cfg.final_observation = True
+
+
+def exploration_scales(seed: int, global_ids: torch.Tensor, low: float, high: float) -> torch.Tensor:
+    """Each env's factor on its exploration noise, ``(N, 1)`` fp32, log-uniform in [low, high]: a pure function of
+    (seed, global env id), from Philox under the run's minibatch key at counter (2^32 - 1, id, 0, 1), an update index
+    the minibatch draws never reach."""
+    zeros = torch.zeros_like(global_ids)
+    counter = torch.stack((zeros + MASK32, global_ids, zeros, zeros + 1), -1)
+    u = to_unit_float(philox4x32(counter, philox_key(seed))[:, 0])
+    return (low * torch.exp(u * math.log(high / low))).unsqueeze(-1)  # s = low · (high / low)^u
 
 
 class SAC:
@@ -179,6 +190,8 @@ class SAC:
         """Gradient steps taken (host int: decides the policy steps)."""
         self._update_index = torch.zeros((), dtype=torch.int64, device=self.device)
         """Device mirror of :attr:`gradient_steps`: the counter of the update's Philox draws."""
+        self._scales: tuple[int, torch.Tensor] | None = None
+        """(seed, this rank's envs' exploration factors): computed on the first :meth:`act`."""
         self._pending: tuple[dict[str, torch.Tensor], torch.Tensor] | None = None
         """The observation groups and actions of the last :meth:`act`, stored by :meth:`process_env_step`."""
         self._new_steps = 0
@@ -246,8 +259,8 @@ class SAC:
 
     @torch.no_grad()
     def act(self, obs: TensorDict) -> torch.Tensor:
-        """Stochastic actions ``a = scale · tanh(μ + σ ε)``, fp32 ``(N, A)``; keeps ``obs`` and ``a`` for
-        :meth:`process_env_step`."""
+        """Stochastic actions ``a = scale · tanh(μ + s σ ε)``, fp32 ``(N, A)``, ``s`` the env's exploration factor
+        (``exploration_scale``; 1 by default); keeps ``obs`` and ``a`` for :meth:`process_env_step`."""
         obs = obs.to(self.device)
         if self.action_noise is None:
             shape = (self.num_envs, self.num_actions)
@@ -255,10 +268,24 @@ class SAC:
         else:
             noise = self.action_noise()
             noise = noise if noise.device == self.device else noise.to(self.device)
+        scale = self._exploration_scales()
+        if scale is not None:
+            noise = noise * scale
         mean, log_std = self._dist.split(self._actor_net(obs))
         actions, _ = squashed_sample(mean, log_std, noise, self.cfg.actor.action_scale)
         self._pending = ({g: obs[g].clone() for g in self._groups}, actions)
         return actions
+
+    def _exploration_scales(self) -> torch.Tensor | None:
+        """This rank's envs' :func:`exploration_scales` ``(N, 1)`` under the current :attr:`seed` (a checkpoint's
+        after a resume), or None at ``exploration_scale`` (1, 1)."""
+        low, high = self.cfg.exploration_scale
+        if low == high == 1.0:
+            return None
+        if self._scales is None or self._scales[0] != self.seed:
+            ids = torch.arange(self.env_offset, self.env_offset + self.num_envs, device=self.device)
+            self._scales = (self.seed, exploration_scales(self.seed, ids, low, high))
+        return self._scales[1]
 
     @torch.no_grad()
     def act_inference(self, obs: TensorDict) -> torch.Tensor:

@@ -162,6 +162,10 @@ class SACConfig:
     """``"auto"`` (bf16 on CUDA devices that support it and on CPUs with bf16 units when the widest hidden layer has
     at least :data:`redline.learning.precision.CPU_BF16_MIN_WIDTH` units, else fp32), ``"bf16"`` or ``"fp32"``: the
     network bodies under bf16 autocast with fp32 master weights, fp32 heads, targets and projection."""
+    exploration_scale: tuple[float, float] = (1.0, 1.0)
+    """(low, high): each env's exploration noise (before the tanh) is multiplied by a fixed factor, log-uniform in
+    [low, high] and a pure function of (seed, global env id) — FastTD3's per-env noise scales. Only the behaviour
+    policy changes (the update, off-policy, reads none of it); (1, 1): SAC's own noise in every env."""
     env_action_noise: bool = True
     """Draw the exploration noise from the env's per-env streams where it has them (as PPO's: partition-invariant);
     False: from the learner's own generator."""
@@ -177,6 +181,15 @@ class SACConfig:
         if self.target_entropy is not None:
             validation.check_range("target_entropy", self.target_entropy, validation.Range())
         validation.check_precision(self.precision)
+        try:
+            low, high = (float(x) for x in self.exploration_scale)
+        except (TypeError, ValueError):
+            low = high = float("nan")
+        if not 0.0 < low <= high < float("inf"):
+            raise UserError(
+                f"exploration_scale: expected (low, high) with 0 < low <= high, got {self.exploration_scale!r}"
+            )
+        object.__setattr__(self, "exploration_scale", (low, high))
         for flag in ("obs_normalization", "reward_normalization", "env_action_noise", "save_replay"):
             validation.check_choice(flag, getattr(self, flag), (True, False))
         if isinstance(self.actor, Mapping):
