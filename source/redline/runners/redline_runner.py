@@ -232,14 +232,16 @@ class RedlineRunner:
         if unsaved is not None and not self._unsaved_warned:
             print(f"[redline] warning: checkpoints hold no env state ({unsaved}): a resume starts from fresh resets")
             self._unsaved_warned = True
-        state = self.alg.state_dict()
+        if isinstance(self.alg, SAC):  # several ranks: each rank's replay once, in sac_ranks, not rank 0's twice
+            state = self.alg.state_dict(replay_data=sac_ranks is None)
+        else:
+            state = self.alg.state_dict()
         state["iter"] = self.iteration
         state["env_steps"], state["wall_time_s"] = self._progress
         state["infos"] = None
         state["world_size"] = self.comm.world_size
-        if sac_ranks is not None:  # every rank's replay, rank 0's included: the learner's copy would repeat it
+        if sac_ranks is not None:
             state[SAC_RANKS_KEY] = sac_ranks
-            state["sac"]["replay"] = {**state["sac"]["replay"], "data": None}
         if seeding is not None:
             state[SEEDING_KEY] = seeding
         if run_state is not None:

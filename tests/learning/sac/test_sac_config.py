@@ -25,7 +25,7 @@ from tests.learning.sac.sac_support import rsl_rl_train_cfg
             r"^exploration_scale: expected \(low, high\) with 0 < low <= high, got \(2\.0, 1\.0\)$",
         ),
         (lambda: SACConfig(exploration_scale=(0, 1)), r"^exploration_scale: expected \(low, high\) with 0 < low"),
-        (lambda: SACConfig(exploration_scale="x"), r"^exploration_scale: expected \(low, high\) with 0 < low"),
+        (lambda: SACConfig(exploration_scale="12"), r"^exploration_scale: expected \(low, high\) with 0 < low"),
         (lambda: SACCriticConfig(v_min=5.0, v_max=5.0), r"^critic\.v_max: must exceed v_min \(5\), got 5$"),
         (lambda: SACCriticConfig(num_atoms=1), r"^critic\.num_atoms: must be an integer >= 2, got 1$"),
         (lambda: SACActorConfig(log_std_range=(0.0, -5.0)), r"^actor\.log_std_range: expected \(min, max\) with"),

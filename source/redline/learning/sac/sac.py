@@ -491,9 +491,10 @@ class SAC:
     # ---------------------------------------------------------------------------------------------------------------
     # Checkpoints (:mod:`.sac_checkpoint`)
 
-    def state_dict(self) -> dict[str, Any]:
-        """Everything to resume (:func:`.sac_checkpoint.state_dict`)."""
-        return sac_checkpoint.state_dict(self)
+    def state_dict(self, replay_data: bool = True) -> dict[str, Any]:
+        """Everything to resume (:func:`.sac_checkpoint.state_dict`); ``replay_data=False`` leaves the replay's data
+        out (a data-parallel checkpoint holds every rank's once, in :meth:`rank_state_dict`'s parts)."""
+        return sac_checkpoint.state_dict(self, replay_data)
 
     def rank_state_dict(self) -> dict[str, Any]:
         """This rank's own part of the state, as CPU copies (:func:`.sac_checkpoint.rank_state_dict`)."""

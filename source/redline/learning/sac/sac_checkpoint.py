@@ -18,11 +18,11 @@ from redline.learning.moments import merge_moments
 from redline.learning.sac.replay import philox_key
 
 
-def state_dict(sac: Any) -> dict[str, Any]:
+def state_dict(sac: Any, replay_data: bool = True) -> dict[str, Any]:
     """Everything to resume, rsl_rl's key names where they fit (``actor_state_dict``, ``critic_state_dict``,
     ``optimizer_state_dict`` = ``{"actor", "critic"}``), the rest under ``"sac"``: target critic, log alpha and
-    its optimizer, the replay (unless ``save_replay`` is False), the noise generator and the step counters.
-    Tensors are copies."""
+    its optimizer, the replay (unless ``save_replay`` or ``replay_data`` is False: a data-parallel checkpoint holds
+    every rank's in its parts), the noise generator and the step counters. Tensors are copies."""
 
     def copied(module: nn.Module) -> dict[str, torch.Tensor]:
         return {k: v.detach().clone() for k, v in module.state_dict().items()}
@@ -40,7 +40,7 @@ def state_dict(sac: Any) -> dict[str, Any]:
             "target_critic": copied(sac.target_qs),
             "log_alpha": sac.log_alpha.detach().clone(),
             "alpha_optimizer": copy.deepcopy(sac.alpha_optimizer.state_dict()),
-            "replay": sac.replay.state_dict(with_data=sac.cfg.save_replay),
+            "replay": sac.replay.state_dict(with_data=sac.cfg.save_replay and replay_data),
             "noise_generator": sac.noise_generator.get_state(),
             "gradient_steps": sac.gradient_steps,
             "seed": sac.seed,
@@ -52,8 +52,8 @@ def state_dict(sac: Any) -> dict[str, Any]:
 def rank_state_dict(sac: Any) -> dict[str, Any]:
     """This rank's own part of the state, as CPU copies: its envs' replay (unless ``save_replay`` is False), its
     exploration generator and its envs' running returns (reward normalisation). :meth:`state_dict` holds the
-    calling rank's; a data-parallel checkpoint gathers every rank's (``Communicator.gather_objects``), leaves the
-    replay's data out of :meth:`state_dict`'s part (it would repeat rank 0's) and gives each rank its own back with
+    calling rank's; a data-parallel checkpoint gathers every rank's (``Communicator.gather_objects``), takes
+    :meth:`state_dict` without the replay's data (it would repeat rank 0's) and gives each rank its own back with
     :meth:`load_rank_state_dict`."""
     replay = sac.replay.state_dict(with_data=sac.cfg.save_replay)
     if replay["data"] is not None:
