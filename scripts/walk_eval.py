@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from redline.commands.play import _load_policy
+from redline.commands.play import load_policy
 from redline.envs.prepare import prepare_env
 from redline.envs.simulator import isaaclab_env
 from redline.options import ALGORITHMS, RunOptions
@@ -70,7 +70,7 @@ def main() -> None:
 
     with isaaclab_env(prepared.task, prepared.env_cfg) as env:
         vec_env: Any = RslRlVecEnvWrapper(env, clip_actions=prepared.agent_cfg.clip_actions)
-        _, policy = _load_policy(algorithm, vec_env, prepared.agent_cfg, checkpoint, "cpu")
+        _, policy = load_policy(algorithm, vec_env, prepared.agent_cfg, checkpoint, "cpu")
         figures = score(vec_env, policy, args.steps)
     verdict = "walks" if walked(figures) else "does not walk"
     print(f"{args.checkpoint}: {algorithm}, {figures['episodes']:.0f} episodes: err xy {figures['err_xy']:.3f} m/s, "

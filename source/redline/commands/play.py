@@ -92,7 +92,7 @@ def use_run_agent_cfg(agent_cfg: Any, ckpt_path: Path) -> bool:
     return True
 
 
-def _load_policy(
+def load_policy(
     algorithm: str, vec_env: Any, agent_cfg: Any, checkpoint: dict[str, Any], device: str
 ) -> tuple[Any, Callable[[Any], torch.Tensor]]:
     """``(exportable actor, inference policy)`` of ``checkpoint``'s weights: PPO through rsl_rl's runner (as stock
@@ -155,7 +155,7 @@ def play(opts: PlayOptions) -> tuple[Path, EpisodeStats]:
     with isaaclab_env(env_task, env_cfg, visualizer=visualizer) as env:
         vec_env = RslRlVecEnvWrapper(env, clip_actions=agent_cfg.clip_actions)
         try:
-            actor, policy = _load_policy(algorithm, vec_env, agent_cfg, checkpoint, device)
+            actor, policy = load_policy(algorithm, vec_env, agent_cfg, checkpoint, device)
         except RuntimeError as exc:
             detail = str(exc).strip().splitlines()[-1].strip()
             raise UserError(f"--checkpoint: '{ckpt_path}' does not fit task {env_task} ({detail})") from exc

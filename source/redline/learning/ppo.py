@@ -27,6 +27,7 @@ from redline.learning import capture, gaussian
 from redline.learning.advantages import gae, next_values
 from redline.learning.config import PPOConfig
 from redline.learning.distributed import Communicator
+from redline.learning.from_env import FromEnv
 from redline.learning.guard import NanGuard
 from redline.learning.losses import entropy_bonus, explained_variance, surrogate_loss, value_loss
 from redline.learning.models import (
@@ -60,7 +61,7 @@ _REDUCED = len(STEP_METRICS) - 2
 """The step metrics that travel in the gradient all-reduce (all but the gradient norms, computed after it)."""
 
 
-class PPO:
+class PPO(FromEnv):
     """Proximal Policy Optimization on TensorDict batches, with a bf16 body / fp32 island precision policy."""
 
     def __init__(
@@ -84,8 +85,7 @@ class PPO:
         """
         self.cfg = cfg
         self.device = torch.device(device)
-        widest = max((*cfg.actor.hidden_dims, *cfg.critic.hidden_dims), default=0)
-        self.precision = Precision.resolve(cfg.precision, self.device, cpu_widest_hidden=widest)
+        self.precision = Precision.for_learner(cfg, self.device)
         obs = obs.to(self.device)
         self.num_envs = int(obs.batch_size[0])
         self.comm = comm if comm is not None else Communicator(device=self.device)
@@ -140,18 +140,6 @@ class PPO:
         self._explained_variance = torch.zeros((), device=self.device)
         self._mean_reward = torch.zeros((), device=self.device)
         self.sync_replicas()
-
-    @classmethod
-    def from_env(
-        cls,
-        env: Any,
-        cfg: PPOConfig,
-        device: torch.device | str = "cpu",
-        seed: int = 0,
-        comm: Communicator | None = None,
-    ) -> PPO:
-        """Build from an rsl_rl-style vec env (``get_observations()``, ``num_actions``)."""
-        return cls(env.get_observations(), env.num_actions, cfg, device=device, seed=seed, comm=comm)
 
     def sync_replicas(self) -> None:
         """Make every rank hold rank 0's state: weights, optimizer moments, learning rate, normalisers (a no-op in

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -89,6 +89,13 @@ class Precision:
             cpu_bf16 = on_cpu and cpu_widest_hidden is not None and cpu_bf16_pays(cpu_widest_hidden) is not None
             return cls("bf16" if bf16_supported(device) or cpu_bf16 else "fp32")
         return cls(requested)  # type: ignore[arg-type]
+
+    @classmethod
+    def for_learner(cls, cfg: Any, device: torch.device | str) -> Precision:
+        """:meth:`resolve` for a learner config with ``precision`` and ``actor``/``critic`` ``hidden_dims`` (PPO's
+        and SAC's): on a CPU, ``auto`` weighs the widest hidden layer of both networks."""
+        widest = max((*cfg.actor.hidden_dims, *cfg.critic.hidden_dims), default=0)
+        return cls.resolve(cfg.precision, device, cpu_widest_hidden=widest)
 
     @classmethod
     def for_rsl_rl(cls, use_mixed_precision: bool, requested: str | None, device: torch.device | str) -> Precision:

@@ -35,6 +35,7 @@ from torch import nn
 from redline.errors import UserError
 from redline.learning.distributed import Communicator
 from redline.learning.flat_params import FlatParams
+from redline.learning.from_env import FromEnv
 from redline.learning.models import PrecisionNet, merge_obs_moments
 from redline.learning.precision import Precision
 from redline.learning.sac import sac_checkpoint
@@ -80,7 +81,7 @@ def exploration_scales(seed: int, global_ids: torch.Tensor, low: float, high: fl
     return (low * torch.exp(u * math.log(high / low))).unsqueeze(-1)  # s = low · (high / low)^u
 
 
-class SAC:
+class SAC(FromEnv):
     """SAC with a C51 clipped double-Q critic on a TensorDict replay, data-parallel, no host reads in update().
 
     Args:
@@ -105,8 +106,7 @@ class SAC:
     ) -> None:
         self.cfg = cfg
         self.device = torch.device(device)
-        widest = max((*cfg.actor.hidden_dims, *cfg.critic.hidden_dims), default=0)
-        self.precision = Precision.resolve(cfg.precision, self.device, cpu_widest_hidden=widest)
+        self.precision = Precision.for_learner(cfg, self.device)
         obs = obs.to(self.device)
         self.num_envs = int(obs.batch_size[0])
         self.num_actions = num_actions
@@ -206,18 +206,6 @@ class SAC:
         self._reward_sum = torch.zeros((), device=self.device)
         self.replay.local_plan(cfg.batch_size)  # the sampling plan's one host-to-device copy, here, not in update()
         self.sync_replicas()
-
-    @classmethod
-    def from_env(
-        cls,
-        env: Any,
-        cfg: SACConfig,
-        device: torch.device | str = "cpu",
-        seed: int = 0,
-        comm: Communicator | None = None,
-    ) -> SAC:
-        """Build from an rsl_rl-style vec env (``get_observations()``, ``num_actions``)."""
-        return cls(env.get_observations(), env.num_actions, cfg, device=device, seed=seed, comm=comm)
 
     # ---------------------------------------------------------------------------------------------------------------
     # Replicas
