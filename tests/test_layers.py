@@ -115,6 +115,7 @@ SUBPACKAGES: dict[str, tuple[set[str], set[str]]] = {
             "learning.distributed",
             "learning.dropin",
             "learning.flat_params",
+            "learning.from_env",
             "learning.models",
             "learning.moments",
             "learning.precision",
