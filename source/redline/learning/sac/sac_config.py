@@ -182,7 +182,8 @@ class SACConfig:
             validation.check_range("target_entropy", self.target_entropy, validation.Range())
         validation.check_precision(self.precision)
         try:
-            low, high = (float(x) for x in self.exploration_scale if not isinstance(self.exploration_scale, str))
+            pair = () if isinstance(self.exploration_scale, str) else self.exploration_scale  # "12" is no pair
+            low, high = (float(x) for x in pair)
         except (TypeError, ValueError):  # not a pair of numbers
             low = high = float("nan")
         if not 0.0 < low <= high < float("inf"):
