@@ -4,7 +4,9 @@
 
 A run walks at the end of the first aligned 10-iteration window (iterations 0-9, 10-19, ...) whose means over the
 window's records have an episode-mean xy velocity error <= 0.35 m/s, a yaw-rate error <= 0.4 rad/s and >= 90 % of
-the episodes that ended reaching the time-out (Isaac Lab's ``Episode_Termination`` counts). Prints, per run, the
+the episodes that ended reaching the time-out (the window's exact ``episodes`` / ``time_outs`` counts where its
+records have them, runs since 2026-12-06's session 23; else Isaac Lab's ``Episode_Termination`` figures, which
+``extras["log"]`` repeats from the last resets until the next). Prints, per run, the episodes the window saw, the
 training time (``wall_time_s``), the wall time since the command started (``since_launch_s``: start-up included;
 runs before 2026-12-06's session 19 lack it) and env steps at that window's end, or the run's totals and its last
 window's errors when it never walked (censored); then the IQM of both times with a 95 % percentile bootstrap CI (2,000
@@ -14,6 +16,7 @@ resamples, numpy seed 0; censored runs count at their totals, which makes the IQ
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,14 +46,19 @@ def _mean(records: list[dict[str, Any]], key: str) -> float:
 
 
 def window_figures(records: list[dict[str, Any]]) -> dict[str, float]:
-    """The criterion's three figures over one window's records."""
-    terms = {k for r in records for k in r if k.startswith(TERMINATION)}
-    ended = sum(_mean(records, k) for k in terms)
-    timeouts = _mean(records, TERMINATION + "time_out")
+    """The criterion's three figures over one window's records, and ``episodes``: how many ended in it (nan for a
+    run whose records lack the counts)."""
+    if all(r.get("episodes") is not None and r.get("time_outs") is not None for r in records):
+        ended = float(sum(r["episodes"] for r in records))
+        timeouts, episodes = float(sum(r["time_outs"] for r in records)), ended
+    else:  # Isaac Lab's termination figures, the same last resets' counted again on every step until the next
+        ended = sum(_mean(records, k) for k in {k for r in records for k in r if k.startswith(TERMINATION)})
+        timeouts, episodes = _mean(records, TERMINATION + "time_out"), float("nan")
     return {
         "err_xy": _mean(records, ERR_XY),
         "err_yaw": _mean(records, ERR_YAW),
         "timeouts": timeouts / ended if ended > 0 else float("nan"),
+        "episodes": episodes,
     }
 
 
@@ -102,7 +110,9 @@ def main(argv: list[str]) -> int:
         print(
             f"{r['run']}: {state} at iteration {r['iteration']}, {r['minutes']:.2f} min{launch},"
             f" {r['env_steps'] / 1e6:.2f} M env steps (window: err xy {r['err_xy']:.3f} m/s,"
-            f" yaw {r['err_yaw']:.3f} rad/s, time-outs {100 * r['timeouts']:.0f} %)"
+            f" yaw {r['err_yaw']:.3f} rad/s, time-outs {100 * r['timeouts']:.0f} %"
+            + ("" if math.isnan(r["episodes"]) else f" of {r['episodes']:.0f} episodes")
+            + ")"
         )
     censored = sum(r["censored"] for r in rows)
     note = f" ({censored} never walked: counted at their totals, a lower bound)" if censored else ""

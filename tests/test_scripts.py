@@ -73,6 +73,22 @@ def test_a_partial_window_never_walks_and_the_run_is_censored_at_its_totals(tmp_
     assert result["err_xy"] == 0.2  # the last (partial) window's figures, reported
 
 
+def test_the_time_out_share_is_counted_from_the_window_s_episodes_where_the_records_have_them(tmp_path: Path) -> None:
+    """A record's ``episodes`` / ``time_outs`` count the episodes that ended in its iteration; Isaac Lab's
+    termination figures repeat the last resets' until the next. With the counts the window's share is theirs:
+    here 3 iterations end 40 episodes (38 time-outs: 95 %) and 7 end none, while the stale log says 99 %."""
+    walk = _script("walk_time")
+    counts = [(20, 19), (10, 9), (10, 10)] + [(0, 0)] * 7
+    records = [{**_record(i, 0.3, 0.3, 0.99, 0.01), "episodes": n, "time_outs": t} for i, (n, t) in enumerate(counts)]
+    result = walk.walk_time(_run(tmp_path, records))
+    assert result["timeouts"] == 38 / 40 and result["episodes"] == 40 and not result["censored"]
+    records[0]["time_outs"] = 15  # 34 of 40: 85 %, below the criterion's 90 %, though the log still says 99 %
+    result = walk.walk_time(_run(tmp_path, records))
+    assert result["timeouts"] == 34 / 40 and result["censored"]
+    del records[0]["episodes"]  # a record without the counts (an older run): the window reads the log's figures
+    assert walk.walk_time(_run(tmp_path, records))["timeouts"] == pytest.approx(0.99)
+
+
 def test_a_folder_without_metrics_is_a_one_line_error(tmp_path: Path) -> None:
     walk = _script("walk_time")
     with pytest.raises(SystemExit, match=r"^walk_time.py: error: RUN_DIR: .* holds no metrics.jsonl") as exit_:

@@ -10,6 +10,7 @@ import torch
 from rsl_rl.utils.logger import Logger as RslLogger
 
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
+from redline.runners.rsl_rl_runner import MetricsLogger
 from redline.seeding.streams import EnvStreams
 
 
@@ -71,7 +72,50 @@ def test_a_nan_reward_does_not_poison_the_statistics() -> None:
 def test_before_any_episode_the_means_are_none() -> None:
     t = EpisodeTracker(3, "cpu")
     t.step(torch.ones(3), torch.zeros(3))
-    assert t.read() == {"mean_reward": None, "mean_episode_length": None, "mean_reward_window": None}
+    assert t.read() == {
+        "mean_reward": None,
+        "mean_episode_length": None,
+        "mean_reward_window": None,
+        "episodes": 0,
+        "time_outs": 0,
+    }
+
+
+def test_episode_and_time_out_counts_are_exact_per_window() -> None:
+    """``episodes`` / ``time_outs`` count the episodes that ended in the window and those the time limit ended,
+    where ``extras["log"]`` repeats the last resets' figures until the next reset; the rsl_rl learner's logger
+    (:class:`MetricsLogger`) counts the same steps alike."""
+    gen = torch.Generator().manual_seed(2)
+    t = EpisodeTracker(64, "cpu")
+    rsl = MetricsLogger(
+        1,
+        log_dir=None,
+        cfg={"algorithm": {}},
+        env_cfg={},
+        num_envs=64,
+        is_distributed=False,
+        gpu_world_size=1,
+        gpu_global_rank=0,
+        device="cpu",
+    )
+    rsl.writer = SimpleNamespace()  # rsl_rl files episodes only when it has a writer; nothing is written here
+    for window in range(3):
+        expected = [0, 0]
+        for _ in range(7):
+            dones = torch.rand(64, generator=gen) < 0.2
+            time_outs = dones & (torch.rand(64, generator=gen) < 0.5)
+            extras = {"time_outs": time_outs, "log": {"Episode_Termination/time_out": torch.tensor(99.0)}}
+            t.step(torch.rand(64, generator=gen), dones.long(), extras)
+            rsl.process_env_step(torch.rand(64, generator=gen), dones.long(), extras)
+            expected[0] += int(dones.sum())
+            expected[1] += int(time_outs.sum())
+        out = t.read()
+        assert 0 < expected[1] < expected[0], window
+        assert (out["episodes"], out["time_outs"]) == tuple(expected) == tuple(rsl._counts), window
+        rsl._counts = [0, 0]  # what its per-iteration log does
+    t.step(torch.ones(64), torch.ones(64))  # no extras["time_outs"]: ended, none counted as a time-out
+    out = t.read()
+    assert (out["episodes"], out["time_outs"]) == (64, 0)
 
 
 class _Env:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from redline.bench.shapes import negation_mirror
 from redline.commands.report import report
 from redline.errors import UserError
 from redline.learning.sac import SAC
@@ -98,3 +99,17 @@ def test_a_checkpoint_of_other_global_envs_is_refused(tmp_path: Path) -> None:
     cut.learn(1)
     with pytest.raises(UserError, match=r"^--resume: this SAC checkpoint does not fit this run \(it holds the replay "):
         _runner(tmp_path / "other", num_envs=4).load(load_checkpoint(tmp_path / "cut" / "model_0.pt"))
+
+
+def test_the_agent_s_symmetry_cfg_reaches_the_learner_as_through_rsl_rl_s_runner(tmp_path: Path) -> None:
+    """``redline train --algorithm sac`` reads the agent config's ``algorithm.symmetry_cfg`` as the stock runner's
+    drop-in does (not silently dropped); a mirror loss is refused in one line."""
+    symmetry = {"use_data_augmentation": True, "data_augmentation_func": "redline.bench.shapes:negation_mirror"}
+    env = ReachEnv(8)
+    train_cfg = {"algorithm": {"symmetry_cfg": symmetry}}
+    runner = RedlineRunner(env, tiny_cfg(), tmp_path, "cpu", seed=3, train_cfg=train_cfg)
+    assert runner.alg.symmetry is negation_mirror and runner.alg.symmetry_env is env
+    assert _runner(tmp_path / "plain").alg.symmetry is None
+    with pytest.raises(UserError, match=r"^algorithm\.symmetry_cfg\.use_mirror_loss: not taken"):
+        cfg = {"algorithm": {"symmetry_cfg": symmetry | {"use_mirror_loss": True}}}
+        RedlineRunner(ReachEnv(8), tiny_cfg(), tmp_path / "loss", "cpu", seed=3, train_cfg=cfg)

@@ -1,4 +1,5 @@
-"""The Go1's left-right mirror (``redline_tasks.velocity.mdp.symmetry``), for rsl_rl's symmetry extension."""
+"""The Go1's and the G1's left-right mirror (``redline_tasks.velocity.mdp.symmetry``), for rsl_rl's symmetry
+extension and SAC's."""
 
 from __future__ import annotations
 
@@ -8,13 +9,27 @@ import pytest
 import torch
 from tensordict import TensorDict
 
-from redline_tasks.velocity.mdp.symmetry import go1_left_right, joint_mirror, mirror_actions, mirror_policy
+from redline_tasks.velocity.mdp.symmetry import (
+    go1_left_right,
+    joint_mirror,
+    left_right,
+    mirror_actions,
+    mirror_policy,
+)
 
 LEGS = ("FR", "FL", "RR", "RL")
 BY_LEG = tuple(f"{leg}_{j}_joint" for leg in LEGS for j in ("hip", "thigh", "calf"))
 """MuJoCo Menagerie's order: leg by leg."""
 BY_KIND = tuple(f"{leg}_{j}_joint" for j in ("hip", "thigh", "calf") for leg in ("FL", "FR", "RL", "RR"))
 """Isaac Lab's PhysX order: joint kind by joint kind."""
+G1_LEG = ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll")
+G1_ARM = ("shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow", "wrist_roll", "wrist_pitch", "wrist_yaw")
+G1 = (
+    *(f"{side}_{j}_joint" for side in ("left", "right") for j in G1_LEG),
+    *(f"waist_{axis}_joint" for axis in ("yaw", "roll", "pitch")),
+    *(f"{side}_{j}_joint" for side in ("left", "right") for j in G1_ARM),
+)
+"""The G1's 29 joints in the model's order (legs, waist, arms)."""
 
 
 def _env(names: tuple[str, ...]) -> SimpleNamespace:
@@ -62,3 +77,36 @@ def test_a_robot_without_mirror_images_is_refused_naming_the_joint() -> None:
         joint_mirror((*BY_LEG, "FL_tail_joint"))
     with pytest.raises(ValueError, match="a policy observation of 47 entries"):
         mirror_policy(torch.zeros(2, 47), BY_LEG)
+
+
+def test_the_g1_mirror_swaps_sides_keeps_the_waist_and_flips_rolls_and_yaws() -> None:
+    partners, signs = joint_mirror(G1)
+    mirror = {name: (G1[partners[i]], signs[i]) for i, name in enumerate(G1)}
+    assert mirror["left_hip_pitch_joint"] == ("right_hip_pitch_joint", 1.0)
+    assert mirror["right_hip_roll_joint"] == ("left_hip_roll_joint", -1.0)
+    assert mirror["left_knee_joint"] == ("right_knee_joint", 1.0)
+    assert mirror["left_shoulder_yaw_joint"] == ("right_shoulder_yaw_joint", -1.0)
+    assert mirror["right_wrist_pitch_joint"] == ("left_wrist_pitch_joint", 1.0)
+    assert mirror["waist_yaw_joint"] == ("waist_yaw_joint", -1.0)
+    assert mirror["waist_roll_joint"] == ("waist_roll_joint", -1.0)
+    assert mirror["waist_pitch_joint"] == ("waist_pitch_joint", 1.0)
+    assert sum(s < 0 for s in signs) == 16  # 2 x 7 (hip, ankle, shoulder and wrist rolls and yaws) + the waist's 2
+    actions = torch.randn(5, 29)
+    assert torch.equal(mirror_actions(mirror_actions(actions, G1), G1), actions)  # an involution
+    policy = torch.randn(3, 12 + 3 * 29)
+    assert torch.equal(mirror_policy(mirror_policy(policy, G1), G1), policy)
+    assert go1_left_right is left_right  # the Go1's saved configs name the same function
+
+
+def test_the_g1_default_pose_is_its_own_mirror_image() -> None:
+    """Actions and joint observations are offsets from the default pose: the mirror is exact only if the pose is
+    symmetric (the shoulder rolls at +-0.2 rad)."""
+    import re
+
+    from redline.assets.robots import UNITREE_G1_CFG
+
+    pose = torch.tensor(
+        [next((v for k, v in UNITREE_G1_CFG.init_state.joint_pos.items() if re.fullmatch(k, n)), 0.0) for n in G1]
+    )
+    assert pose.abs().sum() > 0
+    assert torch.equal(mirror_actions(pose[None], G1)[0], pose)

@@ -50,7 +50,7 @@ def test_builds_offline_and_steps_random_actions(task: str, no_network: list) ->
             getattr(env_cfg, "observation_space", None) or env.unwrapped.observation_manager.group_obs_dim["policy"][0]
         )
         assert obs["policy"].shape == (num_envs, expected)
-        if task.startswith("Redline-Velocity-Flat-Go1"):  # the symmetry agent's mirror knows the robot's joints
+        if task.startswith(("Redline-Velocity-Flat-Go1", "Redline-Velocity-Flat-G1")):  # the mirror knows the joints
             _mirror_is_an_involution(env, obs)
         if why_not_saved(env) is None:
             _state_regroups_by_its_declared_layout(env)
@@ -104,11 +104,11 @@ def _differ(a: object, b: object, where: str = "") -> list[str]:
 def _mirror_is_an_involution(env: object, obs: object) -> None:
     from tensordict import TensorDict
 
-    from redline_tasks.velocity.mdp.symmetry import go1_left_right, mirror_policy
+    from redline_tasks.velocity.mdp.symmetry import left_right, mirror_policy
 
     n = obs["policy"].shape[0]  # type: ignore[index]
     obs = TensorDict(dict(obs), batch_size=[n])  # type: ignore[call-overload]  (as rsl_rl's runner passes it)
-    augmented, _ = go1_left_right(env, obs)
+    augmented, _ = left_right(env, obs)
     names = tuple(env.unwrapped.scene["robot"].joint_names)  # type: ignore[attr-defined]
     assert augmented is not None and augmented.batch_size[0] == 2 * n
     assert torch.equal(mirror_policy(augmented["policy"][n:], names), obs["policy"])  # type: ignore[index]

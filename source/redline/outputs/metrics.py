@@ -9,6 +9,9 @@ the device once). The keys, the same for both learners where both have the quant
   absent outside ``redline train``); ``sps``: env steps per second of this iteration;
 - ``mean_reward`` / ``mean_episode_length``: over the last 100 finished episodes, rsl_rl's ``Train/mean_reward``
   (None before the first); ``mean_reward_window``: over the episodes that finished in this iteration (None if none);
+- ``episodes`` / ``time_outs``: how many episodes finished in this iteration and how many of them by the time limit
+  (exact counts, every rank's; the rsl_rl learner's: rank 0's), what to weigh ``episode/<key>`` by: Isaac Lab
+  repeats its last resets' ``extras["log"]`` on every step until the next reset;
 - ``collect_s`` / ``learn_s`` [s]: rollout and update time of this iteration;
 - ``lr``, ``action_std`` (mean policy std), ``value_loss``, ``surrogate_loss``, ``entropy``;
 - ``episode/<key>``: the mean of the env's ``extras["log"][key]`` over the iteration (Isaac Lab's

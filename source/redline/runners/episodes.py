@@ -26,7 +26,10 @@ class EpisodeTracker:
     - ``mean_reward`` / ``mean_episode_length``: over the last :data:`HISTORY` finished episodes, as rsl_rl's
       ``Train/mean_reward`` (a ring buffer on the device; when more than :data:`HISTORY` finish in one step, those of
       the highest env ids are kept, as rsl_rl's deque keeps the last ones it is given);
-    - ``mean_reward_window``: over the episodes that finished since the previous ``read`` (None if none did).
+    - ``mean_reward_window``: over the episodes that finished since the previous ``read`` (None if none did);
+    - ``episodes`` / ``time_outs``: how many episodes finished since the previous ``read``, and how many of them by
+      the time limit (``extras["time_outs"]``), exact counts, where Isaac Lab's ``extras["log"]`` (and so
+      ``episode/<key>``) repeats the last resets' figures on every step until the next reset.
 
     Args:
         num_envs: envs in this process.
@@ -40,16 +43,22 @@ class EpisodeTracker:
         self._return = torch.zeros(num_envs, device=device)  # (num_envs,) return so far of the current episode
         self._length = torch.zeros(num_envs, device=device)  # (num_envs,) steps so far of the current episode
         self._sums = torch.zeros(2, device=device)  # [episodes finished in the window, their return sum]
+        self._time_outs = torch.zeros((), device=device)  # episodes of the window that ended by the time limit
         self._history = torch.zeros(2, HISTORY + 1, device=device)  # [return; length] of the last HISTORY + a spare
         self._written = torch.zeros((), dtype=torch.long, device=device)  # episodes written to the ring so far
         self._log_sums: dict[str, torch.Tensor] = {}  # key -> [sum, count] of the env's extras["log"] values
         self._pending: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # (finished, return, length)
+        self._pending_time_outs: list[torch.Tensor] = []  # (num_envs,) finished by the time limit, per pending step
         self._pending_logs: list[Mapping[str, Any]] = []  # the env's extras["log"] of the pending steps
 
     def step(self, rewards: torch.Tensor, dones: torch.Tensor, extras: Mapping[str, Any] | None = None) -> None:
         """Add one step: ``rewards`` (num_envs,), ``dones`` (num_envs,) (terminated or truncated), and the env's
-        ``extras["log"]`` means (Isaac Lab's per-episode reward terms, terminations, metrics)."""
+        ``extras["log"]`` means (Isaac Lab's per-episode reward terms, terminations, metrics) and
+        ``extras["time_outs"]`` (num_envs,) (which dones are the time limit's; none when absent)."""
         finished = (dones if dones.dim() == 1 else dones.reshape(-1)) > 0
+        time_outs = (extras or {}).get("time_outs")
+        if time_outs is not None:
+            self._pending_time_outs.append(finished & (time_outs.reshape(-1) > 0))
         rewards = rewards if rewards.dim() == 1 else rewards.reshape(-1)
         rewards = rewards if rewards.dtype == self._return.dtype else rewards.to(self._return.dtype)
         self._return += torch.nan_to_num(rewards, nan=0.0)
@@ -85,6 +94,9 @@ class EpisodeTracker:
             slot = torch.where(write, index % HISTORY, HISTORY)  # every other env writes the spare slot HISTORY
             self._history[:, slot.reshape(-1)] = torch.stack((returns.reshape(-1), lengths.reshape(-1)))
             self._written.copy_(total)
+        if self._pending_time_outs:
+            self._time_outs += torch.stack(self._pending_time_outs).sum()
+            self._pending_time_outs.clear()
         keys: dict[str, list[torch.Tensor]] = {}
         for log in self._pending_logs:
             for key, value in log.items():
@@ -103,7 +115,7 @@ class EpisodeTracker:
     def state_dict(self) -> dict[str, torch.Tensor]:
         """What the next ``read`` depends on (the pending steps filed first): per env (``return``, ``length``: the
         running episodes) and the window (sums, ring of the last :data:`HISTORY` episodes); ``extras["log"]`` sums
-        are left out (empty after a ``read``, where the runner saves)."""
+        and the time-out count are left out (empty after a ``read``, where the runner saves)."""
         self._file()
         names = ("_return", "_length", "_sums", "_history", "_written")
         return {name.lstrip("_"): getattr(self, name).clone() for name in names}
@@ -111,8 +123,10 @@ class EpisodeTracker:
     def load_state_dict(self, state: Mapping[str, torch.Tensor]) -> None:
         """Restore :meth:`state_dict` (same env count)."""
         self._pending.clear()
+        self._pending_time_outs.clear()
         self._pending_logs.clear()
         self._log_sums.clear()
+        self._time_outs.zero_()
         for name, value in state.items():
             mine = getattr(self, f"_{name}")
             if mine.shape != value.shape:
@@ -120,30 +134,35 @@ class EpisodeTracker:
             mine.copy_(value)
 
     def read(self, comm: Any = None) -> dict[str, float | None]:
-        """``mean_reward``, ``mean_episode_length``, ``mean_reward_window`` and ``episode/<key>`` means; starts a new
-        window.
+        """``mean_reward``, ``mean_episode_length``, ``mean_reward_window``, the ``episodes`` and ``time_outs``
+        counts and ``episode/<key>`` means; starts a new window.
 
         Args:
             comm: a data-parallel :class:`~redline.learning.distributed.Communicator`: the counts and sums are summed
                 over all ranks first (every rank must call ``read``), so the means cover the last :data:`HISTORY`
-                episodes of every rank; ``episode/<key>`` stay this rank's.
+                episodes of every rank and the counts are every rank's; ``episode/<key>`` stay this rank's.
         """
         self._file()
         kept = self._written.clamp(max=HISTORY).to(self._sums.dtype)
-        totals = torch.cat((self._sums, kept.reshape(1), self._history[:, :HISTORY].sum(dim=1)))
+        totals = torch.cat(
+            (self._sums, kept.reshape(1), self._history[:, :HISTORY].sum(dim=1), self._time_outs.reshape(1))
+        )
         if comm is not None and comm.distributed:
             comm.all_reduce_(totals)
         values = torch.cat([totals, *self._log_sums.values()]).tolist()  # the one host sync
-        count, ret, kept_n, kept_ret, kept_len = values[:5]
+        count, ret, kept_n, kept_ret, kept_len, time_outs = values[:6]
         out: dict[str, float | None] = {
             "mean_reward": kept_ret / kept_n if kept_n else None,
             "mean_episode_length": kept_len / kept_n if kept_n else None,
             "mean_reward_window": ret / count if count else None,
+            "episodes": round(count),
+            "time_outs": round(time_outs),
         }
         for i, key in enumerate(self._log_sums):
-            s, n = values[5 + 2 * i : 7 + 2 * i]
+            s, n = values[6 + 2 * i : 8 + 2 * i]
             out[episode_key(key)] = s / n if n else None
         self._sums.zero_()
+        self._time_outs.zero_()
         self._log_sums.clear()
         return out
 

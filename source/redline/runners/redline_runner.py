@@ -25,7 +25,7 @@ from redline.learning import PPO, PPOConfig
 from redline.learning.distributed import Communicator
 from redline.learning.rollout import PhaseTimes, collect_rollout
 from redline.learning.sac import SAC, SACConfig, sac_checkpoint
-from redline.learning.sac.sac import request_final_observation
+from redline.learning.sac.sac import bind_symmetry, request_final_observation
 from redline.outputs.checkpoints import save_atomic
 from redline.run_state.parts import RUN_STATE_KEY, gather_run_state, restore_run_state, why_not_saved
 from redline.runners.episodes import EpisodeTracker, randomize_episode_lengths
@@ -111,6 +111,8 @@ class RedlineRunner:
                 if isinstance(cfg, SACConfig)
                 else PPO.from_env(env, cfg, device=device, seed=seed, comm=self.comm)
             )
+        if isinstance(self.alg, SAC) and train_cfg is not None:
+            bind_symmetry(self.alg, env, train_cfg.get("algorithm") or {})  # PPO's config refuses symmetry_cfg
         self.iteration = -1  # the last finished iteration
         self.tracker = EpisodeTracker(env.num_envs, env.device)
         self._progress = (0, 0.0)  # (env steps, training seconds) so far, continued across a resume

@@ -59,11 +59,18 @@ class MetricsLogger(Logger):
         self.after_log: Callable[[int], None] | None = None  # called with each iteration (its update done)
         self.videos: Callable[[], Sequence[Clip]] | None = None  # the training clips finished since the last call
         self._window: list[float] = []  # returns of the episodes that finished in this iteration (up to 100 per step)
+        self._counts = [0, 0]  # [episodes, of them time-outs] finished in this iteration (this rank's)
 
     def process_env_step(self, rewards: torch.Tensor, dones: torch.Tensor, extras: dict, *args: Any) -> None:
         super().process_env_step(rewards, dones, extras, *args)
         if self.writer is not None:
-            finished = min(int((dones > 0).sum()), self.rewbuffer.maxlen or 0)
+            ended = dones.reshape(-1) > 0
+            time_outs = extras.get("time_outs")
+            timed_out = ended & (time_outs.reshape(-1) > 0) if time_outs is not None else torch.zeros_like(ended)
+            count, timed = torch.stack((ended.sum(), timed_out.sum())).tolist()  # one host read per step
+            self._counts[0] += count
+            self._counts[1] += timed
+            finished = min(count, self.rewbuffer.maxlen or 0)
             self._window.extend(list(self.rewbuffer)[len(self.rewbuffer) - finished :])
 
     def init_logging_writer(self) -> None:
@@ -108,6 +115,8 @@ class MetricsLogger(Logger):
             # the redline learner's statistic: episodes that finished in this iteration
             "mean_reward_window": statistics.mean(self._window) if self._window else None,
             "mean_episode_length": statistics.mean(self.lenbuffer) if self.lenbuffer else None,
+            "episodes": self._counts[0],
+            "time_outs": self._counts[1],
             "collect_s": collect_time,
             "learn_s": learn_time,
             "lr": learning_rate,
@@ -117,6 +126,7 @@ class MetricsLogger(Logger):
         record.update(episode_extras(self.ep_extras))
         self.ep_extras.clear()
         self._window.clear()
+        self._counts = [0, 0]
         self.metrics.write(record)
         for clip in self.videos() if self.videos is not None else []:
             log_video(self.writer, clip, it)

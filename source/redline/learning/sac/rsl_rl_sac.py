@@ -23,14 +23,14 @@ from collections.abc import Mapping
 from typing import Any
 
 import torch
-from rsl_rl.utils import resolve_callable, resolve_obs_groups
+from rsl_rl.utils import resolve_obs_groups
 from tensordict import TensorDict
 
 from redline.errors import UserError
 from redline.learning.distributed import Communicator
 from redline.learning.dropin import DropIn
 from redline.learning.sac.sac import SAC as RedlineSAC
-from redline.learning.sac.sac import request_final_observation
+from redline.learning.sac.sac import bind_symmetry, request_final_observation
 from redline.learning.sac.sac_config import CLASS_PATH, SACConfig
 from redline.seeding.plan import bind_action_noise
 
@@ -69,15 +69,7 @@ class SAC(DropIn):
         learner = RedlineSAC(obs, env.num_actions, sac_cfg, device=device, seed=int(cfg.get("seed", 0)), comm=comm)
         bind_action_noise(learner, env)
         request_final_observation(env)  # the stock script builds the task with the switch off
-        symmetry = plain.get("algorithm", {}).get("symmetry_cfg")
-        if symmetry:
-            if symmetry.get("use_mirror_loss"):
-                raise UserError("algorithm.symmetry_cfg.use_mirror_loss: not taken by the off-policy learner (valid: "
-                                "False; use_data_augmentation=True augments its minibatches)")  # fmt: skip
-            if symmetry.get("use_data_augmentation"):
-                func = symmetry.get("data_augmentation_func")
-                learner.symmetry = resolve_callable(func) if isinstance(func, str) else func
-                learner.symmetry_env = env
+        bind_symmetry(learner, env, plain.get("algorithm") or {})
         return cls(learner, env)
 
     # the rollout -------------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 from rsl_rl.models import MLPModel
+from rsl_rl.utils import resolve_callable
 from tensordict import TensorDict
 from torch import nn
 
@@ -69,6 +70,22 @@ def request_final_observation(env: Any) -> None:
     cfg = getattr(getattr(env, "unwrapped", env), "cfg", None)
     if cfg is not None and hasattr(cfg, "final_observation"):
         cfg.final_observation = True
+
+
+def bind_symmetry(learner: SAC, env: Any, algorithm_cfg: Mapping[str, Any]) -> None:
+    """rsl_rl's ``algorithm.symmetry_cfg`` (a dict, or None) on the off-policy learner: with
+    ``use_data_augmentation`` every minibatch trains on itself and its mirror images (:attr:`SAC.symmetry`, handed
+    ``env``); a mirror loss is refused in one line (SAC's update has no such term)."""
+    symmetry = algorithm_cfg.get("symmetry_cfg")
+    if not symmetry:
+        return
+    if symmetry.get("use_mirror_loss"):
+        raise UserError("algorithm.symmetry_cfg.use_mirror_loss: not taken by the off-policy learner (valid: "
+                        "False; use_data_augmentation=True augments its minibatches)")  # fmt: skip
+    if symmetry.get("use_data_augmentation"):
+        func = symmetry.get("data_augmentation_func")
+        learner.symmetry = resolve_callable(func) if isinstance(func, str) else func
+        learner.symmetry_env = env
 
 
 def exploration_scales(seed: int, global_ids: torch.Tensor, low: float, high: float) -> torch.Tensor:
