@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any
 
 from isaaclab.utils import configclass
-from isaaclab_rl.rsl_rl import RslRlOnPolicyRunnerCfg
+from isaaclab_rl.rsl_rl import RslRlOnPolicyRunnerCfg, RslRlSymmetryCfg
 
 from redline.device import default_device
 from redline.learning.sac import CLASS_PATH, SACActorConfig, SACConfig, SACCriticConfig
@@ -77,11 +77,21 @@ class SACRunnerCfg(RslRlOnPolicyRunnerCfg):
     algorithm: Any = SACAlgorithmCfg()
 
 
+MIRROR = "redline_tasks.velocity.mdp.symmetry:left_right"
+"""The flat legged tasks' left-right mirror (:func:`redline_tasks.velocity.mdp.symmetry.left_right`), by name as
+rsl_rl resolves ``data_augmentation_func`` strings."""
+
+
 @configclass
 class LeggedSACRunnerCfg(SACRunnerCfg):
     """The legged tasks' CPU recipe (Go1 flat, G1 flat; docs/offpolicy.md): 256 envs, one process on 2 cores
-    (:data:`redline.commands.launch.MIN_ENVS_PER_RANK`), and 8 gradient steps per env step, so each stored transition
-    is sampled ~32 times at batch 1024 (the learner's default at the tasks' 1024 envs: ~2)."""
+    (:data:`redline.commands.launch.MIN_ENVS_PER_RANK`), 8 gradient steps per env step on minibatches of 512 stored
+    transitions and their left-right mirror images (:data:`MIRROR`, FastSAC's symmetry augmentation): 1024 samples
+    per gradient step, each stored transition drawn ~16 times (the learner's default at the tasks' 1024 envs: ~2)."""
 
     cpu_num_envs = 256
-    algorithm: Any = SACAlgorithmCfg(updates_per_step=8)  # 32 gradient steps per iteration
+    algorithm: Any = SACAlgorithmCfg(
+        updates_per_step=8,  # 32 gradient steps per iteration
+        batch_size=512,  # stored transitions per gradient step, each also mirrored
+        symmetry_cfg=RslRlSymmetryCfg(use_data_augmentation=True, data_augmentation_func=MIRROR),
+    )

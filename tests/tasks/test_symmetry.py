@@ -110,3 +110,25 @@ def test_the_g1_default_pose_is_its_own_mirror_image() -> None:
     )
     assert pose.abs().sum() > 0
     assert torch.equal(mirror_actions(pose[None], G1)[0], pose)
+
+
+@pytest.mark.parametrize(
+    "module, name",
+    [("go1_flat_sac_cfg", "Go1FlatSACRunnerCfg"), ("g1_flat_sac_cfg", "G1FlatSACRunnerCfg")],
+)
+def test_the_flat_legged_sac_recipes_train_on_this_mirror(module: str, name: str) -> None:
+    """The Go1's and the G1's SAC agents augment every minibatch with :func:`left_right` (a name rsl_rl resolves),
+    and the learner's config reader takes the agent as the runner hands it over."""
+    import importlib
+
+    from rsl_rl.utils import resolve_callable
+
+    from redline.envs.prepare import runner_cfg_dict
+    from redline.learning.sac import SACConfig
+
+    agent = runner_cfg_dict(getattr(importlib.import_module(f"redline_tasks.velocity.agents.{module}"), name)())
+    symmetry = agent["algorithm"]["symmetry_cfg"]
+    assert symmetry["use_data_augmentation"] and not symmetry["use_mirror_loss"]
+    assert resolve_callable(symmetry["data_augmentation_func"]) is left_right
+    cfg = SACConfig.from_rsl_rl({k: v for k, v in agent.items() if k in ("algorithm", "actor", "critic", "obs_groups")})
+    assert cfg.batch_size == 512 and cfg.updates_per_step == 8

@@ -1,6 +1,7 @@
 """SAC hyper-parameters for Redline-Velocity-Flat-G1 (``rsl_rl_sac_cfg_entry_point``): the legged CPU recipe
-(docs/offpolicy.md, seed 1, an anecdote: 85 % of the ended episodes reached the time-out after 30 min, where PPO's
-reached none after 20)."""
+(docs/offpolicy.md, seed 1, anecdotes: with the left-right mirror images its checkpoints after 15.6 and 23.5 min of
+training play whole at 95 % and 98 % time-outs, the last, at 30 min, at 72 %; without them 70 / 86 / 83 %. PPO's
+reach none after 20 min)."""
 
 from isaaclab.utils import configclass
 
