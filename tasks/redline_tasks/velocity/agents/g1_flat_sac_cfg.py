@@ -1,5 +1,5 @@
 """SAC hyper-parameters for Redline-Velocity-Flat-G1 (``rsl_rl_sac_cfg_entry_point``): the legged CPU recipe
-(docs/offpolicy.md, seed 1, anecdotes: with the left-right mirror images its checkpoints after 15.6 and 23.5 min of
+(docs/offpolicy.md, seed 1, anecdotes: with the left-right mirror images its checkpoints after 15.1 and 23.1 min of
 training play whole at 95 % and 98 % time-outs, the last, at 30 min, at 72 %; without them 70 / 86 / 83 %. PPO's
 reach none after 20 min)."""
 
