@@ -113,3 +113,7 @@ def test_the_agent_s_symmetry_cfg_reaches_the_learner_as_through_rsl_rl_s_runner
     with pytest.raises(UserError, match=r"^algorithm\.symmetry_cfg\.use_mirror_loss: not taken"):
         cfg = {"algorithm": {"symmetry_cfg": symmetry | {"use_mirror_loss": True}}}
         RedlineRunner(ReachEnv(8), tiny_cfg(), tmp_path / "loss", "cpu", seed=3, train_cfg=cfg)
+    for func in ("nope.module:mirror", "redline.bench.shapes:no_such_mirror", None):
+        cfg = {"algorithm": {"symmetry_cfg": symmetry | {"data_augmentation_func": func}}}
+        with pytest.raises(UserError, match=r"^algorithm\.symmetry_cfg\.data_augmentation_func: expected a function"):
+            RedlineRunner(ReachEnv(8), tiny_cfg(), tmp_path / "missing", "cpu", seed=3, train_cfg=cfg)

@@ -75,7 +75,8 @@ def request_final_observation(env: Any) -> None:
 def bind_symmetry(learner: SAC, env: Any, algorithm_cfg: Mapping[str, Any]) -> None:
     """rsl_rl's ``algorithm.symmetry_cfg`` (a dict, or None) on the off-policy learner: with
     ``use_data_augmentation`` every minibatch trains on itself and its mirror images (:attr:`SAC.symmetry`, handed
-    ``env``); a mirror loss is refused in one line (SAC's update has no such term)."""
+    ``env``); a mirror loss, or a function that cannot be found, is refused in one line (SAC's update has no mirror
+    loss)."""
     symmetry = algorithm_cfg.get("symmetry_cfg")
     if not symmetry:
         return
@@ -84,7 +85,16 @@ def bind_symmetry(learner: SAC, env: Any, algorithm_cfg: Mapping[str, Any]) -> N
                         "False; use_data_augmentation=True augments its minibatches)")  # fmt: skip
     if symmetry.get("use_data_augmentation"):
         func = symmetry.get("data_augmentation_func")
-        learner.symmetry = resolve_callable(func) if isinstance(func, str) else func
+        try:
+            func = resolve_callable(func) if isinstance(func, str) else func
+        except (ImportError, AttributeError, ValueError) as exc:
+            func = exc
+        if not callable(func):
+            raise UserError(
+                f"algorithm.symmetry_cfg.data_augmentation_func: expected a function or 'module:function', got "
+                f"{symmetry.get('data_augmentation_func')!r}" + (f" ({func})" if isinstance(func, Exception) else "")
+            )
+        learner.symmetry = func
         learner.symmetry_env = env
 
 
