@@ -218,10 +218,6 @@ class TrainOptions:
                 "--learner: --algorithm sac runs on the redline runner (valid: --learner redline; rsl_rl's "
                 "OnPolicyRunner with SAC: isaaclab train --agent rsl_rl_sac_cfg_entry_point)"
             )
-        if self.algorithm == "sac" and self.capture == "on":
-            raise UserError(
-                "--capture: the SAC learner has no captured update yet (valid with --algorithm sac: auto, off)"
-            )
         if self.profile and self.learner != "redline":
             raise UserError(f"--profile: only with --learner redline (got --learner {self.learner})")
 

@@ -15,22 +15,24 @@ def result() -> dict:
     return sac_update.bench("cpu", tiny=True)
 
 
-def test_both_precisions_are_timed_over_a_full_update(result: dict) -> None:
-    assert set(result["rows"]) == {"bf16", "fp32"}
+def test_every_row_is_timed_over_a_full_update(result: dict) -> None:
+    assert set(result["rows"]) == set(sac_update.ROWS) == {"fp32", "bf16", "bf16_captured"}
     for name, row in result["rows"].items():
-        assert row["precision"] == name
+        assert row["precision"] == sac_update.ROWS[name][0]
         # one update per env step: updates_per_step gradient steps, as the learner itself counted them
         assert row["gradient_steps"] == result["updates_per_step"] == 8
         assert row["update_ms"] > 0 and row["gradient_step_ms"] == pytest.approx(row["update_ms"] / 8)
         assert row["finite"]
-    assert result["bf16_to_fp32"] == pytest.approx(
-        result["rows"]["bf16"]["update_ms"] / result["rows"]["fp32"]["update_ms"]
-    )
+    fp32 = result["rows"]["fp32"]["update_ms"]
+    assert result["bf16_to_fp32"] == pytest.approx(result["rows"]["bf16"]["update_ms"] / fp32)
+    assert result["captured_to_fp32"] == pytest.approx(result["rows"]["bf16_captured"]["update_ms"] / fp32)
     assert result["shape"] == "tiny" and result["timed_updates"] == 2
 
 
-def test_capture_is_reported_as_not_available(result: dict) -> None:
-    assert result["capture"].startswith("not available")
+def test_the_captured_row_says_what_ran(result: dict) -> None:
+    """On the CPU ``auto`` is eager (CUDA graphs need CUDA); the eager rows are eager everywhere."""
+    assert result["capture"] == result["rows"]["bf16_captured"]["capture"] == "eager"
+    assert result["rows"]["fp32"]["capture"] == result["rows"]["bf16"]["capture"] == "eager"
 
 
 def test_tiny_rehearses_fastsacs_update_at_a_smaller_size() -> None:
@@ -56,6 +58,6 @@ def test_sac_only_runs_the_section_alone(capsys: pytest.CaptureFixture[str]) -> 
     args = parser.parse_args(["--sac-only", "--quick"])
     args.device = "cpu"
     out = gpu.run(args)
-    assert set(out) == {"device", "torch", "sac_update"} and set(out["sac_update"]["rows"]) == {"bf16", "fp32"}
+    assert set(out) == {"device", "torch", "sac_update"} and set(out["sac_update"]["rows"]) == set(sac_update.ROWS)
     gpu.show(out)
-    assert "bf16 / fp32" in capsys.readouterr().out
+    assert "bf16 captured / fp32" in capsys.readouterr().out

@@ -15,6 +15,7 @@ from redline_tasks.velocity.mdp.symmetry import (
     left_right,
     mirror_actions,
     mirror_policy,
+    mirror_tensors,
 )
 
 LEGS = ("FR", "FL", "RR", "RL")
@@ -70,6 +71,21 @@ def test_the_augmentation_appends_mirror_images_and_keeps_actions_and_last_actio
     assert torch.equal(obs_aug["policy"][:4], obs["policy"]) and torch.equal(actions_aug[:4], actions)
     assert torch.equal(obs_aug["policy"][4:, 36:48], actions_aug[4:])
     assert go1_left_right(_env(BY_KIND), None, None) == (None, None)
+
+
+def test_the_mirror_traces_as_one_graph_from_tensors_made_once() -> None:
+    """Inside SAC's captured gradient step: one graph (no host read), the same numbers, and its index and sign
+    tensors made once per robot and device (a host-to-device copy cannot sit in a CUDA graph)."""
+    obs = TensorDict({"policy": torch.randn(4, 12 + 3 * len(G1))}, batch_size=[4])
+    actions = torch.randn(4, len(G1))
+    env = _env(G1)
+    torch._dynamo.reset()
+    compiled = torch.compile(left_right, fullgraph=True, backend="eager")
+    expected_obs, expected_actions = left_right(env, obs, actions)
+    got_obs, got_actions = compiled(env, obs, actions)
+    assert torch.equal(got_obs["policy"], expected_obs["policy"]) and torch.equal(got_actions, expected_actions)
+    first = mirror_tensors(G1, actions.device, actions.dtype)
+    assert all(a is b for a, b in zip(first, mirror_tensors(G1, actions.device, actions.dtype), strict=True))
 
 
 def test_a_robot_without_mirror_images_is_refused_naming_the_joint() -> None:

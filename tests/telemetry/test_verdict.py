@@ -74,12 +74,12 @@ SAC_CASES = [
 
 @pytest.mark.parametrize(("split", "kwargs", "expected"), SAC_CASES)
 def test_sac_advice_names_sacs_knobs_not_ppos(split: dict, kwargs: dict, expected: str) -> None:
-    """SAC has no epochs, minibatches or captured graph: its learner-side advice names its own agent fields."""
+    """SAC has no epochs or minibatches: its learner-side advice names its own agent fields."""
     args = {"device_type": "cpu", "precision": "fp32", **kwargs}
     bottleneck, action = verdict(split, **args, algorithm="sac")
     assert bottleneck.startswith(expected)
     assert "agent.algorithm.updates_per_step" in action or "agent.algorithm.batch_size" in action
-    for ppo_knob in ("--capture", "epoch", "minibatch"):
+    for ppo_knob in ("epoch", "minibatch"):
         assert ppo_knob not in action, action
     _, ppo_action = verdict(split, **args)  # the same timings under PPO keep PPO's advice
     assert ppo_action != action

@@ -14,7 +14,7 @@ them on PYTHONPATH over the machine's torch and runs this bench. The run prints 
 - ``race``: redline's device default against rsl_rl 5.5.1 (fp32, mixed precision) training the dummy task at the
   legged shape from the same seeds: final reward and wall time per seed;
 - ``sac_update``: ms per update of the SAC learner at FastSAC's shape (4096 envs, batch 8192, 8 gradient steps per
-  env step), bf16 against fp32, both eager (no capture yet: :mod:`redline.bench.sac_update`).
+  env step), eager fp32 against eager and captured bf16 (:mod:`redline.bench.sac_update`).
 
 ``--quick`` runs the tiny shape for one iteration (CI runs ``--quick --device cpu --json``); ``--learning-seeds 10``
 makes the learning check and the race a claim rather than an anecdote; ``--sac-only`` runs ``sac_update`` alone.
@@ -123,9 +123,10 @@ def show_sac(sac: dict[str, Any]) -> None:
     print(f"  SAC update at the {sac['shape']} shape ({size}); capture {sac['capture']}")
     for name, row in sac["rows"].items():
         print(
-            f"    {name:<5} {row['update_ms']:9.2f} ms per update, {row['gradient_step_ms']:8.3f} ms per gradient step"
+            f"    {name:<13} ({row['capture']:<10}) {row['update_ms']:9.2f} ms per update, "
+            f"{row['gradient_step_ms']:8.3f} ms per gradient step"
         )
-    print(f"    bf16 / fp32: {sac['bf16_to_fp32']:.2f}")
+    print(f"    bf16 / fp32: {sac['bf16_to_fp32']:.2f}, bf16 captured / fp32: {sac['captured_to_fp32']:.2f}")
 
 
 # -------------------------------------------------------------------------------------------------------------------

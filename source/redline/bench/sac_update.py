@@ -3,8 +3,8 @@
 No simulator: a synthetic observation TensorDict of a Go1-like size (48 observations, 12 actions) fills each
 learner's replay through :meth:`~redline.learning.sac.SAC.act` / :meth:`~redline.learning.sac.SAC.process_env_step`,
 then the learners' :meth:`~redline.learning.sac.SAC.update` calls (one per env step: ``updates_per_step`` gradient
-steps) are timed in alternation, the device synchronised around each round. Capture is not timed: the SAC learner
-has no CUDA-graph capture yet (``sac.py`` says where it would hook in), so both rows are eager and the JSON says so.
+steps) are timed in alternation, the device synchronised around each round: eager fp32, eager bf16, and bf16 with
+each gradient step replayed from a CUDA graph (:data:`ROWS`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from tensordict import TensorDict
 from redline.bench.timing import device_sync, timed
 from redline.learning.sac import SAC, SACActorConfig, SACConfig, SACCriticConfig
 
-CAPTURE = "not available: the SAC learner runs eager (no CUDA-graph capture yet; sac.py names the hook)"
-"""What the JSON says of the captured row the issue asks for."""
-PRECISIONS = ("bf16", "fp32")
-"""The rows, in the order they are timed in each round."""
+ROWS = {"fp32": ("fp32", "off"), "bf16": ("bf16", "off"), "bf16_captured": ("bf16", "auto")}
+"""The rows, in the order they are timed in each round: name -> (precision, ``SACConfig.capture``). ``auto`` replays
+each gradient step from a CUDA graph on CUDA and is eager elsewhere (the row's ``capture`` says which ran)."""
 EPISODE_STEPS = 8
 """Each synthetic env's episode ends every this many steps (the update has no data-dependent branch: how often
 episodes end does not change its cost, only that both kinds of ending are sampled)."""
@@ -89,7 +88,7 @@ TINY = Shape(
 """CI's size on the CPU: the same update (8 gradient steps, actor every 4th), tiny networks and buffer."""
 
 
-def build(shape: Shape, precision: str, device: str, seed: int = 0) -> SAC:
+def build(shape: Shape, precision: str, device: str, seed: int = 0, capture: str = "off") -> SAC:
     """A learner at ``shape`` whose replay is full of synthetic transitions (random observations and rewards, an
     episode end every :data:`EPISODE_STEPS` per env, half of them time-outs), stored through ``act`` /
     ``process_env_step``."""
@@ -100,7 +99,8 @@ def build(shape: Shape, precision: str, device: str, seed: int = 0) -> SAC:
         policy = torch.randn(n, shape.num_obs, generator=gen, device=device)
         return TensorDict({"policy": policy}, batch_size=[n], device=device)
 
-    alg = SAC(obs(), shape.num_actions, dataclasses.replace(shape.cfg, precision=precision), device, seed)
+    cfg = dataclasses.replace(shape.cfg, precision=precision, capture=capture)
+    alg = SAC(obs(), shape.num_actions, cfg, device, seed)
     env_ids = torch.arange(n, device=device)
     for step in range(shape.cfg.buffer_size_per_env):
         alg.act(obs())
@@ -112,41 +112,44 @@ def build(shape: Shape, precision: str, device: str, seed: int = 0) -> SAC:
 
 
 def bench(device: str, tiny: bool) -> dict[str, Any]:
-    """Time ``update()`` of a bf16 and an fp32 learner at :data:`FASTSAC` (``tiny``: :data:`TINY`) on ``device``,
+    """Time ``update()`` of the :data:`ROWS` learners at :data:`FASTSAC` (``tiny``: :data:`TINY`) on ``device``,
     in alternating rounds; JSON-ready.
 
     Returns:
-        ``{"shape", "num_envs", "batch_size", "updates_per_step", "capture", "tf32", "rows": {precision:
-        {"update_ms" (one env step's update: ``updates_per_step`` gradient steps), "gradient_step_ms",
-        "gradient_steps" (per update, as the learner reported), "finite"}}, "bf16_to_fp32"}`` (the ratio of the
-        update times; < 1 when bf16 is faster).
+        ``{"shape", "num_envs", "batch_size", "updates_per_step", "capture" (what the captured row ran: eager,
+        cuda_graph), "tf32", "rows": {name: {"precision", "capture", "update_ms" (one env step's update:
+        ``updates_per_step`` gradient steps), "gradient_step_ms", "gradient_steps" (per update, as the learner
+        reported), "finite"}}, "bf16_to_fp32", "captured_to_fp32"}`` (ratios of the update times, eager bf16 and
+        captured bf16 to eager fp32; < 1 when faster).
     """
     shape = TINY if tiny else FASTSAC
-    learners = {precision: build(shape, precision, device) for precision in PRECISIONS}
+    learners = {name: build(shape, precision, device, capture=mode) for name, (precision, mode) in ROWS.items()}
     metrics: dict[str, dict[str, float]] = {}
     for alg in learners.values():
         for _ in range(shape.warmup):
             alg.update()
     sync = device_sync(device)
-    samples: dict[str, list[float]] = {precision: [] for precision in PRECISIONS}
+    samples: dict[str, list[float]] = {name: [] for name in ROWS}
     for _ in range(shape.rounds):
-        for precision, alg in learners.items():
-            samples[precision].append(timed(alg.update, sync, shape.updates_per_round) / shape.updates_per_round)
-    for precision, alg in learners.items():  # host reads after the clock: one more update, its metrics
+        for name, alg in learners.items():
+            samples[name].append(timed(alg.update, sync, shape.updates_per_round) / shape.updates_per_round)
+    for name, alg in learners.items():  # host reads after the clock: one more update, its metrics
         out = alg.update()
-        metrics[precision] = {k: float(out[k]) for k in ("gradient_steps", "critic_loss", "skipped_steps")}
+        metrics[name] = {k: float(out[k]) for k in ("gradient_steps", "critic_loss", "skipped_steps")}
     rows: dict[str, dict[str, Any]] = {}
-    for precision in PRECISIONS:
-        update_s = statistics.median(samples[precision])
-        steps = metrics[precision]["gradient_steps"]
-        rows[precision] = {
-            "precision": learners[precision].precision.mode,
+    for name, alg in learners.items():
+        update_s = statistics.median(samples[name])
+        steps = metrics[name]["gradient_steps"]
+        rows[name] = {
+            "precision": alg.precision.mode,
+            "capture": alg.capture_plan.kind,
             "update_ms": update_s * 1e3,
             "gradient_step_ms": update_s * 1e3 / steps,
             "gradient_steps": steps,
-            "finite": math.isfinite(metrics[precision]["critic_loss"]) and metrics[precision]["skipped_steps"] == 0,
+            "finite": math.isfinite(metrics[name]["critic_loss"]) and metrics[name]["skipped_steps"] == 0,
         }
     cfg = shape.cfg
+    fp32_ms = rows["fp32"]["update_ms"]
     return {
         "shape": "tiny" if tiny else "fastsac",
         "num_envs": shape.num_envs,
@@ -159,8 +162,9 @@ def bench(device: str, tiny: bool) -> dict[str, Any]:
         "critic_hidden": list(cfg.critic.hidden_dims),
         "num_atoms": cfg.critic.num_atoms,
         "timed_updates": shape.rounds * shape.updates_per_round,
-        "capture": CAPTURE,
+        "capture": rows["bf16_captured"]["capture"],
         "tf32": bool(torch.backends.cuda.matmul.allow_tf32),
         "rows": rows,
-        "bf16_to_fp32": rows["bf16"]["update_ms"] / rows["fp32"]["update_ms"],
+        "bf16_to_fp32": rows["bf16"]["update_ms"] / fp32_ms,
+        "captured_to_fp32": rows["bf16_captured"]["update_ms"] / fp32_ms,
     }

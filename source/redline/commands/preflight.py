@@ -58,7 +58,7 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> TrainSetup:
     envs = env_cfg.scene.num_envs * (world if opts.learner == "redline" else 1)
     sac = None
     if opts.algorithm == "sac":  # the agent's fields, and the batch against the whole replay buffer
-        sac = SACConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), **_precision(opts.precision))
+        sac = SACConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), capture=opts.capture, **_precision(opts.precision))
         sac.check_envs(env_cfg.scene.num_envs * world)
     else:
         check_rollout(agent_cfg.num_steps_per_env, envs, agent_cfg.algorithm.num_mini_batches)

@@ -58,6 +58,11 @@ class FlatParams:
             if p.grad is not g:
                 p.grad = g
 
+    def slices_of(self, params: Iterable[torch.Tensor]) -> list[slice]:
+        """Each of ``params``' slice of the flat buffers (``params`` among :attr:`params`, by identity)."""
+        where = {id(p): sl for p, sl in zip(self.params, self._slices, strict=True)}
+        return [where[id(p)] for p in params]
+
     def zero_grad(self) -> None:
         """Zero the gradient and the statistics after it (one kernel); backward passes then accumulate into it."""
         self.reduce_buffer.zero_()

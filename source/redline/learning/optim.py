@@ -29,6 +29,85 @@ with the fused kernel on a GPU loads into rsl_rl's plain Adam on any device (a s
 to step on the CPU). They choose kernels, not maths."""
 
 
+def adam_update(
+    param: torch.Tensor,
+    grad: torch.Tensor,
+    exp_avg: torch.Tensor,
+    exp_avg_sq: torch.Tensor,
+    step: torch.Tensor,
+    lr: float | torch.Tensor,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    ok: torch.Tensor,
+) -> None:
+    """One Adam step in place, in plain tensor ops (traceable by ``torch.compile``, where ``torch.optim``'s step
+    breaks the graph): ``torch.optim.Adam``'s maths, skipped where the 0-dim bool ``ok`` is False.
+
+    Args:
+        param, grad, exp_avg, exp_avg_sq: same-shaped fp32 tensors; ``param`` and the moments change in place.
+        step: the step count t *after* this step (the caller advances it where ``ok``), 0-dim.
+        lr, beta1, beta2, eps: Adam's.
+    """
+    bias1 = 1.0 - torch.pow(beta1, step)  # 1 − β1^t
+    bias2 = 1.0 - torch.pow(beta2, step)  # 1 − β2^t
+    m = torch.lerp(exp_avg, grad, 1.0 - beta1)  # m ← β1 m + (1 − β1) g
+    v = exp_avg_sq * beta2 + (1.0 - beta2) * grad * grad  # v ← β2 v + (1 − β2) g²
+    # θ ← θ − lr / (1 − β1^t) · m / (sqrt(v) / sqrt(1 − β2^t) + eps)
+    new = param - (lr / bias1) * m / (v.sqrt() / bias2.sqrt() + eps)
+    param.copy_(torch.where(ok, new, param))
+    exp_avg.copy_(torch.where(ok, m, exp_avg))
+    exp_avg_sq.copy_(torch.where(ok, v, exp_avg_sq))
+
+
+def adam_step(optimizer: torch.optim.Adam, found_inf: torch.Tensor, flat: FlatParams, slices: Sequence[slice]) -> None:
+    """``optimizer.step()`` skipped where the 0-dim ``found_inf`` is 1.0 (Adam's ``found_inf`` protocol): the
+    library's step, or, while ``torch.compile`` traces, :func:`adam_update` per parameter over the same state (made
+    by :func:`init_adam_state` beforehand: the library creates it lazily, in its first step).
+
+    Args:
+        optimizer: one parameter group, its parameters views of ``flat`` at ``slices`` (:meth:`FlatParams.slices_of`,
+            in the group's order); a traced step writes the flat buffer's slices, not the parameters (views that
+            the graph did not create, which ``torch.compile`` cannot mutate).
+    """
+    if not torch.compiler.is_compiling():
+        optimizer.found_inf = found_inf  # type: ignore[attr-defined]  # read by Adam.step, as GradScaler's is
+        optimizer.step()
+        return
+    ok = found_inf == 0
+    (group,) = optimizer.param_groups
+    beta1, beta2 = group["betas"]
+    for p, sl in zip(group["params"], slices, strict=True):
+        state = optimizer.state[p]
+        state["step"] += ok.to(state["step"].dtype)
+        param, grad = flat.flat_param[sl], flat.flat_grad[sl]
+        exp_avg, exp_avg_sq = state["exp_avg"].view(-1), state["exp_avg_sq"].view(-1)
+        adam_update(param, grad, exp_avg, exp_avg_sq, state["step"], group["lr"], beta1, beta2, group["eps"], ok)
+
+
+def init_adam_state(optimizer: torch.optim.Adam) -> None:
+    """Create the state ``torch.optim.Adam`` makes in its first step (zero moments, a zero step count: on the
+    parameter's device for the fused or capturable kernels, else on the CPU), for the parameters that have none."""
+    for group in optimizer.param_groups:
+        on_device = bool(group.get("fused")) or bool(group.get("capturable"))
+        for p in group["params"]:
+            if optimizer.state.get(p):
+                continue
+            step = torch.zeros((), dtype=torch.float32, device=p.device if on_device else "cpu")
+            optimizer.state[p] = {
+                "step": step,
+                "exp_avg": torch.zeros_like(p, memory_format=torch.preserve_format),
+                "exp_avg_sq": torch.zeros_like(p, memory_format=torch.preserve_format),
+            }
+
+
+def set_execution_flags(optimizer: torch.optim.Optimizer, flags: dict[str, Any]) -> None:
+    """Set each parameter group's kernel switches (``fused``, ``capturable``, ...) back to ``flags``, after a
+    ``load_state_dict`` took the saved ones (a checkpoint written on another device)."""
+    for group in optimizer.param_groups:
+        group.update(flags)
+
+
 class FlatAdam(FlatParams):
     """``torch.optim.Adam`` over parameters packed into flat fp32 buffers (:class:`FlatParams`), clipped per segment,
     skippable on device."""
@@ -161,18 +240,10 @@ class FlatAdam(FlatParams):
         Args:
             ok: 0-dim bool; False keeps parameters, moments and step counts as they were.
         """
-        beta1, beta2 = self.betas
         self.steps += ok.float()
-        bias1 = 1.0 - torch.pow(beta1, self.steps[0])  # 1 − β1^t
-        bias2 = 1.0 - torch.pow(beta2, self.steps[0])  # 1 − β2^t
-        g = self.flat_grad
-        m = torch.lerp(self.exp_avg, g, 1.0 - beta1)  # m ← β1 m + (1 − β1) g
-        v = self.exp_avg_sq * beta2 + (1.0 - beta2) * g * g  # v ← β2 v + (1 − β2) g²
-        # θ ← θ − lr / (1 − β1^t) · m / (sqrt(v) / sqrt(1 − β2^t) + eps)
-        param = self.flat_param - (self.lr / bias1) * m / (v.sqrt() / bias2.sqrt() + self.eps)
-        self.flat_param.copy_(torch.where(ok, param, self.flat_param))
-        self.exp_avg.copy_(torch.where(ok, m, self.exp_avg))
-        self.exp_avg_sq.copy_(torch.where(ok, v, self.exp_avg_sq))
+        beta1, beta2 = self.betas
+        adam_update(self.flat_param, self.flat_grad, self.exp_avg, self.exp_avg_sq, self.steps[0], self.lr,
+                    beta1, beta2, self.eps, ok)  # fmt: skip
 
     def state_dict(self) -> dict:
         """``torch.optim.Adam``'s state dict (copies), with a float ``lr`` and torch's default execution flags."""

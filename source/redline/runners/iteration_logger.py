@@ -205,7 +205,7 @@ class IterationLogger:
             "bottleneck": bottleneck,
             "next_action": action,
             "precision": self.alg.precision.mode,
-            "capture": alg.capture_plan.kind if isinstance(alg, PPO) else "off",
+            "capture": alg.capture_plan.kind,
             "world_size": self.alg.comm.world_size,
             "collectives": comm.calls,  # per iteration; 0 in a single process
             "action_std": action_std,

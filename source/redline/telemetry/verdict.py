@@ -23,15 +23,15 @@ ADVICE: dict[str, dict[str, str]] = {
     "sac": {
         "communication": "fewer gradient steps (agent.algorithm.updates_per_step: one all-reduce each), or fewer, "
         "larger ranks",
-        "host": "a larger agent.algorithm.batch_size with a lower agent.algorithm.updates_per_step (fewer, larger "
-        "gradient steps), or more envs per process",
+        "host": "--capture on (CUDA graphs of each gradient step), a larger agent.algorithm.batch_size with a lower "
+        "agent.algorithm.updates_per_step (fewer, larger gradient steps), or more envs per process",
         "learner": "fewer gradient steps per env step (agent.algorithm.updates_per_step), a smaller "
         "agent.algorithm.batch_size, or a smaller critic (agent.critic.hidden_dims, agent.critic.num_atoms)",
         "cpu_bf16": "--precision bf16 (this CPU has {units} units: SAC's update at its CPU defaults ran 1.35x faster)",
     },
 }
-"""The learner's own knobs per algorithm, for the verdicts whose fix is the learner's: SAC has no captured update
-(``--capture`` is PPO's), no epochs or minibatches, and one all-reduce per gradient step."""
+"""The learner's own knobs per algorithm, for the verdicts whose fix is the learner's: SAC has no epochs or
+minibatches, and one all-reduce per gradient step."""
 
 GPU_IDLE_PCT = 50.0
 """Below this mean GPU utilisation [%] an iteration leaves the GPU idle more than busy: its time goes to launching

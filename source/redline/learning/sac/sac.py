@@ -13,10 +13,12 @@ Nothing in :meth:`SAC.update` reads a device value on the host: the step's branc
 started or not) follows host counters, the sampled indices and the exploration noise of the update come from
 counter-based Philox draws on the device, and the metrics are returned as 0-dim device tensors.
 
-The hook for CUDA-graph capture is :meth:`SAC._gradient_step`: for each value of its one host argument (a policy step
-or a critic-only step) it runs a fixed sequence of kernels on tensors at fixed addresses (the replay, the flat
-parameter / gradient / target buffers, the update counter, the skip flag), so it could be recorded as two graphs and
-replayed; that needs ``capturable=True`` optimizers on CUDA and is not done here (no GPU to test it on).
+Each gradient step (:meth:`SAC._gradient_step`) is captured as PPO's is (:mod:`redline.learning.capture`,
+``SACConfig.capture``): for each value of its one host argument (a policy step or a critic-only step) it runs a
+fixed sequence of kernels on tensors at fixed addresses (the replay, the flat parameter / gradient / target buffers,
+the update counter, the skip flag), so on CUDA it is recorded as two graphs and replayed (``capturable=True``
+optimizers); elsewhere ``capture="on"`` compiles it (``torch.compile``, the optimizers' steps as plain tensor ops).
+A data-parallel learner runs eagerly (the all-reduce sits inside the step).
 """
 
 from __future__ import annotations
@@ -34,10 +36,12 @@ from tensordict import TensorDict
 from torch import nn
 
 from redline.errors import UserError
+from redline.learning import capture
 from redline.learning.distributed import Communicator
 from redline.learning.flat_params import FlatParams
 from redline.learning.from_env import FromEnv
 from redline.learning.models import PrecisionNet, merge_obs_moments
+from redline.learning.optim import EXECUTION_FLAGS, adam_step, init_adam_state
 from redline.learning.precision import Precision
 from redline.learning.sac import sac_checkpoint
 from redline.learning.sac.networks import DistributionalCritic, TanhGaussian, build_actor, squashed_sample
@@ -162,10 +166,22 @@ class SAC(FromEnv):
             [self.actor.parameters(), self.critic.parameters(), [self.log_alpha]], reduce_extra=len(STEP_METRICS)
         )
         """Actor, critic and log alpha as views of one flat buffer (segments 0, 1, 2); one all-reduce per step."""
-        fused = self.device.type in ("cpu", "cuda") or None
-        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_learning_rate, fused=fused)
-        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_learning_rate, fused=fused)
-        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=cfg.alpha_learning_rate, fused=fused)
+        self._frozen_qs = copy.deepcopy(self.critic.qs).requires_grad_(False)
+        """The critic's Q networks without gradients: the same weights (views of :attr:`flat`), for the actor's loss,
+        whose gradient must reach the actions but not the critic (no ``requires_grad_`` toggling in the step)."""
+        for frozen, live in zip(self._frozen_qs.parameters(), self.critic.qs.parameters(), strict=True):
+            frozen.data = live.detach()
+        self.capture_plan = capture.resolve(cfg.capture, self.device, self.comm.distributed, cfg.capture_backend)
+        """How each gradient step runs: eager, replayed from a CUDA graph, or compiled (:mod:`..capture`)."""
+        self.optimizer_flags: dict[str, Any] = {
+            **EXECUTION_FLAGS,
+            "fused": self.device.type in ("cpu", "cuda") or None,
+            "capturable": self.device.type == "cuda",  # a CUDA graph records the step count's update on the device
+        }
+        """The optimizers' kernel switches on this device (a checkpoint's are replaced by them on load)."""
+        self.actor_optimizer = self._adam(self.actor.parameters(), cfg.actor_learning_rate)
+        self.critic_optimizer = self._adam(self.critic.parameters(), cfg.critic_learning_rate)
+        self.alpha_optimizer = self._adam([self.log_alpha], cfg.alpha_learning_rate)
         self._target_flat = torch.cat([p.detach().reshape(-1) for p in self.target_qs.parameters()])
         """The target critic's parameters as one buffer (they are views of it), laid out as the critic's segment of
         :attr:`flat` (the critic's parameters are its two Q networks')."""
@@ -173,13 +189,16 @@ class SAC(FromEnv):
         for p in self.target_qs.parameters():
             p.data = self._target_flat[offset : offset + p.numel()].view_as(p)
             offset += p.numel()
+        self._adam_slices = [
+            self.flat.slices_of(opt.param_groups[0]["params"])
+            for opt in (self.actor_optimizer, self.critic_optimizer, self.alpha_optimizer)
+        ]
+        """Each optimizer's parameters' slices of :attr:`flat` (actor, critic, log alpha), for a traced step."""
         self._found_inf = torch.zeros((), device=self.device)
         """1.0 where this step's reduced gradient is not finite: every optimizer then skips it (Adam's ``found_inf``,
         the protocol of ``GradScaler``; the fused kernel returns before touching anything)."""
         self._skipped = torch.zeros((), device=self.device)
         """Gradient steps skipped on a non-finite gradient this iteration."""
-        for optimizer in (self.actor_optimizer, self.critic_optimizer, self.alpha_optimizer):
-            optimizer.found_inf = self._found_inf  # type: ignore[attr-defined]  # read by Adam.step
         self._actor_net = PrecisionNet(self.actor, self.precision)
         self._dist: TanhGaussian = self.actor.distribution  # type: ignore[assignment]
         self._groups = tuple(dict.fromkeys(cfg.actor.obs_groups + cfg.critic.obs_groups))
@@ -232,7 +251,16 @@ class SAC(FromEnv):
         self._mean_reward = torch.zeros((), device=self.device)
         self._reward_sum = torch.zeros((), device=self.device)
         self.replay.local_plan(cfg.batch_size)  # the sampling plan's one host-to-device copy, here, not in update()
+        self._train_step = capture.wrap(self._gradient_step, self.capture_plan, "SAC gradient step")
+        """:meth:`_gradient_step` as :attr:`capture_plan` runs it."""
         self.sync_replicas()
+
+    def _adam(self, params: Any, lr: float) -> torch.optim.Adam:
+        """``torch.optim.Adam`` with :attr:`optimizer_flags` and its state made up front (a traced step reads it)."""
+        flags = self.optimizer_flags
+        optimizer = torch.optim.Adam(params, lr=lr, fused=flags["fused"], capturable=flags["capturable"])
+        init_adam_state(optimizer)
+        return optimizer
 
     # ---------------------------------------------------------------------------------------------------------------
     # Replicas
@@ -379,7 +407,7 @@ class SAC(FromEnv):
         policy_steps = 0
         for _ in range(steps):
             policy = self.gradient_steps % cfg.policy_frequency == 0
-            sums += self._gradient_step(policy)
+            sums += self._train_step(policy)
             policy_steps += int(policy)
             self.gradient_steps += 1
         means = torch.cat((sums[:_CRITIC_METRICS] / max(steps, 1), sums[_CRITIC_METRICS:] / max(policy_steps, 1)))
@@ -450,9 +478,8 @@ class SAC(FromEnv):
             noise = batch["noise"][:, ACTION_NOISE]
             mean, log_std = self._dist.split(self._actor_net(batch["obs"]))
             actions, log_prob = squashed_sample(mean, log_std, noise, scale)
-            critic.qs.requires_grad_(False)  # the actor's loss moves the actor only
-            q_values = critic.expected(critic.logits(latent.detach(), actions, self.precision))
-            critic.qs.requires_grad_(True)
+            # the actor's loss moves the actor only: the critic's weights enter it as constants
+            q_values = critic.expected(critic.logits(latent.detach(), actions, self.precision, self._frozen_qs))
             a_loss, a_metrics = actor_loss(alpha, log_prob, q_values)
             t_loss, _ = temperature_loss(self.log_alpha, log_prob.detach(), self.target_entropy)
             ((a_loss + t_loss) * share).backward()
@@ -473,10 +500,10 @@ class SAC(FromEnv):
         self._grad_norms.copy_(norms if policy_step else torch.cat((self._grad_norms[:1], norms[1:])))
         if cfg.max_grad_norm is not None:
             flat.clip_(cfg.max_grad_norm, norms, which=(0, 1))
-        self.critic_optimizer.step()
+        adam_step(self.critic_optimizer, self._found_inf, flat, self._adam_slices[1])
         if policy_step:
-            self.actor_optimizer.step()
-            self.alpha_optimizer.step()
+            adam_step(self.actor_optimizer, self._found_inf, flat, self._adam_slices[0])
+            adam_step(self.alpha_optimizer, self._found_inf, flat, self._adam_slices[2])
         with torch.no_grad():  # a skipped step leaves the target as it was too
             # θ' ← θ' + τ (θ − θ')
             tau = (1.0 - self._found_inf) * cfg.tau

@@ -15,6 +15,7 @@ from tensordict import TensorDict
 from torch import nn
 
 from redline.learning.moments import merge_moments
+from redline.learning.optim import EXECUTION_FLAGS, init_adam_state, set_execution_flags
 from redline.learning.sac.replay import philox_key
 
 
@@ -31,15 +32,15 @@ def state_dict(sac: Any, replay_data: bool = True) -> dict[str, Any]:
         "actor_state_dict": copied(sac.actor),
         "critic_state_dict": copied(sac.critic),
         "optimizer_state_dict": {
-            "actor": copy.deepcopy(sac.actor_optimizer.state_dict()),
-            "critic": copy.deepcopy(sac.critic_optimizer.state_dict()),
+            "actor": _optimizer_state(sac.actor_optimizer),
+            "critic": _optimizer_state(sac.critic_optimizer),
         },
         "precision": sac.precision.mode,
         "algorithm": "sac",
         "sac": {
             "target_critic": copied(sac.target_qs),
             "log_alpha": sac.log_alpha.detach().clone(),
-            "alpha_optimizer": copy.deepcopy(sac.alpha_optimizer.state_dict()),
+            "alpha_optimizer": _optimizer_state(sac.alpha_optimizer),
             "replay": sac.replay.state_dict(with_data=sac.cfg.save_replay and replay_data),
             "noise_generator": sac.noise_generator.get_state(),
             "gradient_steps": sac.gradient_steps,
@@ -47,6 +48,15 @@ def state_dict(sac: Any, replay_data: bool = True) -> dict[str, Any]:
             "reward_normalizer": None if sac.reward_normalizer is None else sac.reward_normalizer.state_dict(),
         },
     }
+
+
+def _optimizer_state(optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """``optimizer.state_dict()`` (copies) with torch's default kernel switches, so that a checkpoint written with
+    the capturable CUDA kernels resumes on any device."""
+    sd = copy.deepcopy(optimizer.state_dict())
+    for group in sd["param_groups"]:
+        group.update(EXECUTION_FLAGS)
+    return sd
 
 
 def rank_state_dict(sac: Any) -> dict[str, Any]:
@@ -87,9 +97,14 @@ def load_state_dict(sac: Any, state: Mapping[str, Any], strict: bool = True) -> 
     extra = state.get("sac")
     if extra is not None:
         optim = state["optimizer_state_dict"]
-        sac.actor_optimizer.load_state_dict(optim["actor"])
-        sac.critic_optimizer.load_state_dict(optim["critic"])
-        sac.alpha_optimizer.load_state_dict(extra["alpha_optimizer"])
+        for optimizer, saved in (
+            (sac.actor_optimizer, optim["actor"]),
+            (sac.critic_optimizer, optim["critic"]),
+            (sac.alpha_optimizer, extra["alpha_optimizer"]),
+        ):
+            optimizer.load_state_dict(saved)
+            set_execution_flags(optimizer, sac.optimizer_flags)  # this device's kernels, not the saver's
+            init_adam_state(optimizer)  # a checkpoint from before the first gradient step holds none
         with torch.no_grad():
             sac.target_qs.load_state_dict(extra["target_critic"])
             sac.log_alpha.copy_(extra["log_alpha"])

@@ -17,6 +17,7 @@ from typing import Any
 
 from redline import validation
 from redline.errors import UserError
+from redline.learning.capture import CAPTURE_MODES
 from redline.learning.config import ACTIVATIONS, RUNNER_KEYS
 
 CLASS_PATH = "redline.learning.sac.rsl_rl_sac:SAC"
@@ -162,6 +163,12 @@ class SACConfig:
     """``"auto"`` (bf16 on CUDA devices that support it and on CPUs with bf16 units when the widest hidden layer has
     at least :data:`redline.learning.precision.CPU_BF16_MIN_WIDTH` units, else fp32), ``"bf16"`` or ``"fp32"``: the
     network bodies under bf16 autocast with fp32 master weights, fp32 heads, targets and projection."""
+    capture: str = "auto"
+    """``"auto"`` (each gradient step replayed from a CUDA graph on a CUDA device in one process, eager elsewhere),
+    ``"on"`` (CUDA graphs on CUDA, ``torch.compile`` elsewhere) or ``"off"``: PPO's modes
+    (:mod:`redline.learning.capture`); a refused capture runs eagerly after a one-line warning."""
+    capture_backend: str = "inductor"
+    """``torch.compile`` backend where ``capture="on"`` compiles (no CUDA)."""
     exploration_scale: tuple[float, float] = (1.0, 1.0)
     """(low, high): each env's exploration noise (before the tanh) is multiplied by a fixed factor, log-uniform in
     [low, high] and a pure function of (seed, global env id) — FastTD3's per-env noise scales. Only the behaviour
@@ -181,6 +188,7 @@ class SACConfig:
         if self.target_entropy is not None:
             validation.check_range("target_entropy", self.target_entropy, validation.Range())
         validation.check_precision(self.precision)
+        validation.check_choice("capture", self.capture, CAPTURE_MODES)
         try:
             pair = () if isinstance(self.exploration_scale, str) else self.exploration_scale  # "12" is no pair
             low, high = (float(x) for x in pair)

@@ -51,6 +51,20 @@ def joint_mirror(joint_names: tuple[str, ...]) -> tuple[list[int], list[float]]:
     return partners, signs
 
 
+@functools.cache
+def mirror_tensors(
+    joint_names: tuple[str, ...], device: torch.device, dtype: torch.dtype
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`joint_mirror` and :data:`BASE_SIGNS` as tensors on ``device``: the joints' partner indices, their
+    signs and the base signs, made once per robot and device (no host-to-device copy in a captured step)."""
+    partners, signs = joint_mirror(joint_names)
+    return (
+        torch.tensor(partners, device=device),
+        torch.tensor(signs, device=device, dtype=dtype),
+        torch.tensor(BASE_SIGNS, device=device, dtype=dtype),
+    )
+
+
 def mirror_policy(policy: torch.Tensor, joint_names: tuple[str, ...]) -> torch.Tensor:
     """The mirror image of a batch of policy observations ``(B, 12 + 3 J)``: base terms, then joint positions,
     joint velocities and last actions (J each)."""
@@ -59,16 +73,16 @@ def mirror_policy(policy: torch.Tensor, joint_names: tuple[str, ...]) -> torch.T
         raise ValueError(
             f"symmetry: a policy observation of {policy.shape[-1]} entries; expected 12 + 3 x {num_joints}"
         )
-    partners, signs = joint_mirror(joint_names)
-    base = policy[:, : len(BASE_SIGNS)] * policy.new_tensor(BASE_SIGNS)
-    joints = policy[:, len(BASE_SIGNS) :].reshape(-1, 3, num_joints)[:, :, partners] * policy.new_tensor(signs)
+    partners, signs, base_signs = mirror_tensors(joint_names, policy.device, policy.dtype)
+    base = policy[:, : len(BASE_SIGNS)] * base_signs
+    joints = policy[:, len(BASE_SIGNS) :].reshape(-1, 3, num_joints).index_select(2, partners) * signs
     return torch.cat([base, joints.reshape(policy.shape[0], -1)], dim=-1)
 
 
 def mirror_actions(actions: torch.Tensor, joint_names: tuple[str, ...]) -> torch.Tensor:
     """The mirror image of a batch of joint-position actions ``(B, J)`` (offsets from the default pose)."""
-    partners, signs = joint_mirror(joint_names)
-    return actions[:, partners] * actions.new_tensor(signs)
+    partners, signs, _ = mirror_tensors(joint_names, actions.device, actions.dtype)
+    return actions.index_select(1, partners) * signs
 
 
 @torch.no_grad()
