@@ -33,7 +33,7 @@ def test_sac_records_and_checkpoints(tmp_path: Path) -> None:
     assert last["env_steps"] == 3 * 2 * 8  # iterations x num_steps_per_env x envs
     for key in ("sps", "collect_s", "learn_s", "env_s", "update_s", "action_std", "alpha", "mean_episode_length"):
         assert key in last, key
-    assert last["capture"] == "off" and last["precision"] == "fp32"
+    assert last["capture"] == "eager" and last["precision"] == "fp32"  # capture auto: eager without CUDA
     assert all(r["learner_gflops"] > 0 for r in records)  # SAC's FLOP model (no MFU: no GPU peak on the CPU)
     assert last["bottleneck"] == "learner-bound"  # a trivial env: the update is nearly all of an iteration
     assert "agent.algorithm.updates_per_step" in last["next_action"] or "SAC's" in last["next_action"]  # bf16 CPUs
@@ -113,6 +113,17 @@ def test_the_agent_s_symmetry_cfg_reaches_the_learner_as_through_rsl_rl_s_runner
     with pytest.raises(UserError, match=r"^algorithm\.symmetry_cfg\.use_mirror_loss: not taken"):
         cfg = {"algorithm": {"symmetry_cfg": symmetry | {"use_mirror_loss": True}}}
         RedlineRunner(ReachEnv(8), tiny_cfg(), tmp_path / "loss", "cpu", seed=3, train_cfg=cfg)
+
+    def wrong_robot(env, obs=None, actions=None):  # type: ignore[no-untyped-def]
+        raise ValueError("symmetry: a policy observation of 2 entries; expected 12 + 3 x 12")
+
+    cfg = {"algorithm": {"symmetry_cfg": symmetry | {"data_augmentation_func": wrong_robot}}}
+    with pytest.raises(
+        UserError,
+        match=r"^algorithm\.symmetry_cfg\.data_augmentation_func: wrong_robot cannot mirror "
+        r"this task's observations \(ValueError: symmetry: a policy observation of 2 entries",
+    ):
+        RedlineRunner(ReachEnv(8), tiny_cfg(), tmp_path / "wrong", "cpu", seed=3, train_cfg=cfg)
     for func in ("nope.module:mirror", "redline.bench.shapes:no_such_mirror", None):
         cfg = {"algorithm": {"symmetry_cfg": symmetry | {"data_augmentation_func": func}}}
         with pytest.raises(UserError, match=r"^algorithm\.symmetry_cfg\.data_augmentation_func: expected a function"):

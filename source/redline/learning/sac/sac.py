@@ -98,8 +98,28 @@ def bind_symmetry(learner: SAC, env: Any, algorithm_cfg: Mapping[str, Any]) -> N
                 f"algorithm.symmetry_cfg.data_augmentation_func: expected a function or 'module:function', got "
                 f"{symmetry.get('data_augmentation_func')!r}" + (f" ({func})" if isinstance(func, Exception) else "")
             )
+        _try_mirror(func, learner, env)
         learner.symmetry = func
         learner.symmetry_env = env
+
+
+def _try_mirror(func: Callable[..., Any], learner: SAC, env: Any) -> None:
+    """Mirror one all-zero sample of the replay's shapes (no env call: nothing is drawn), so that a mirror that does
+    not fit this task (another robot, an observation it does not know) is one line before training, not a traceback
+    at the first gradient step."""
+    obs = learner.replay.data["obs"][0][:1]
+    actions = torch.zeros(1, learner.num_actions, device=learner.device)
+    try:
+        mirrored, mirrored_actions = func(env=env, obs=obs, actions=actions)
+        if mirrored_actions.shape[0] != mirrored.batch_size[0]:
+            raise ValueError("observations and actions come back in different numbers")
+    except (ValueError, KeyError, IndexError, RuntimeError, TypeError, AttributeError) as exc:
+        line = " ".join(str(exc).split())[:300]
+        raise UserError(
+            f"algorithm.symmetry_cfg.data_augmentation_func: {getattr(func, '__name__', func)!s} cannot mirror this "
+            f"task's observations ({type(exc).__name__}: {line}); use one made for this robot, or leave "
+            "use_data_augmentation False"
+        ) from None
 
 
 def exploration_scales(seed: int, global_ids: torch.Tensor, low: float, high: float) -> torch.Tensor:
