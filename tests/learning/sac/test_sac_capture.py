@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from redline.bench.shapes import negation_mirror
+from redline.learning.capture import Compiled
 from redline.learning.optim import EXECUTION_FLAGS
 from redline.learning.sac import SAC
 from tests.learning.sac.sac_support import ReachEnv, run_iteration, tiny_cfg
@@ -36,13 +37,13 @@ def state(alg: SAC) -> torch.Tensor:
     return torch.cat([alg.flat.flat_param, alg._target_flat, *moments, alg._update_index.reshape(1).float()])
 
 
-@pytest.mark.parametrize("mirror", [None, negation_mirror], ids=["plain", "mirrored"])
-def test_both_kinds_of_gradient_step_are_one_graph_and_equal_eager(mirror: object) -> None:
-    """A critic-only and a policy step each trace as one graph (no host sync: what a CUDA graph needs), the Adam
-    steps as plain tensor ops; four steps equal the eager learner's within rounding, a skipped step included."""
+def test_both_kinds_of_gradient_step_are_one_graph_and_equal_eager() -> None:
+    """A critic-only and a policy step, on minibatches with their mirror images, each trace as one graph (no host
+    sync: what a CUDA graph needs), the Adam steps as plain tensor ops; four steps equal the eager learner's within
+    rounding, a skipped step included."""
     alg, _ = trained()
     ref, _ = trained()
-    alg.symmetry = ref.symmetry = mirror  # type: ignore[assignment]
+    alg.symmetry = ref.symmetry = negation_mirror
     call, graphs = one_graph(alg._gradient_step, backend="aot_eager")
     clean = ref.replay.data["rewards"].clone()  # the two replays hold the same transitions
     for step in range(4):
@@ -59,17 +60,12 @@ def test_both_kinds_of_gradient_step_are_one_graph_and_equal_eager(mirror: objec
     assert float(alg._skipped) == float(ref._skipped) == 1.0
 
 
-def test_capture_on_without_cuda_compiles_the_update_and_trains_as_eager() -> None:
-    """``capture="on"`` on the CPU runs every gradient step compiled (no refusal) and ends where eager ends."""
-    alg, env_a = trained(0, capture="on", capture_backend="aot_eager")
-    ref, env_b = trained(0)
-    assert alg.capture_plan.kind == "compile" and ref.capture_plan.kind == "eager"
-    for learner, env in ((alg, env_a), (ref, env_b)):
-        obs = env.get_observations()
-        for _ in range(3):
-            obs, _ = run_iteration(learner, env, obs)
-    assert alg._train_step.refused is None and alg._train_step.calls == alg.gradient_steps > 0
-    torch.testing.assert_close(state(alg), state(ref), rtol=1e-4, atol=1e-5)
+def test_capture_on_without_cuda_compiles_the_update() -> None:
+    """``capture="on"`` on the CPU runs each gradient step through ``torch.compile`` (the graphs themselves are the
+    test above: compiling them again here would only double CI's time)."""
+    alg, _ = trained(0, capture="on", capture_backend="aot_eager")
+    assert alg.capture_plan.kind == "compile" and isinstance(alg._train_step, Compiled)
+    assert alg._train_step.fn == alg._gradient_step and alg._train_step.refused is None
 
 
 def test_off_and_auto_without_cuda_stay_eager() -> None:
