@@ -10,11 +10,14 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 find_python() {
-    local cand
+    local cand check
+    # a virtual env's python3.12 found on PATH (an activated venv, this checkout's own .venv) has no pip to install
+    # uv with: only an interpreter named by REDLINE_PYTHON may be one
     for cand in "${REDLINE_PYTHON:-}" "$(command -v python3.12 || true)" \
         "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/3.12*/bin/python3.12; do
-        if [[ -n "$cand" && -x "$cand" ]] && "$cand" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null
-        then
+        check='import sys; assert sys.version_info[:2] == (3, 12)'
+        [[ "$cand" == "${REDLINE_PYTHON:-}" ]] || check+=' and sys.prefix == sys.base_prefix'
+        if [[ -n "$cand" && -x "$cand" ]] && "$cand" -c "$check" 2>/dev/null; then
             echo "$cand"
             return 0
         fi

@@ -48,3 +48,16 @@ def test_ci_fails_when_pytest_collects_nothing_and_caches_bytecode() -> None:
     assert proc.returncode == 5, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "pytest collected no tests" in proc.stderr
     assert cached.is_file()
+
+
+def test_redline_sh_passes_over_a_virtual_envs_python() -> None:
+    """With a virtual env's bin first on ``PATH`` (an activated venv, or this checkout's own ``.venv``), redline.sh
+    still picks a base Python 3.12: a venv's interpreter has no pip to install uv with (.ci/run failed so)."""
+    function = f'source <(sed -n "/^find_python()/,/^}}/p" "{ROOT / "redline.sh"}"); find_python'
+    path = f"{BIN}{os.pathsep}{Path(sys.base_prefix) / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = {k: v for k, v in os.environ.items() if k != "REDLINE_PYTHON"} | {"PATH": path}
+    proc = subprocess.run(["bash", "-c", function], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    chosen = proc.stdout.strip()
+    probe = "import sys; print(sys.prefix == sys.base_prefix, sys.version_info[:2] == (3, 12))"
+    assert subprocess.run([chosen, "-c", probe], capture_output=True, text=True).stdout.split() == ["True", "True"]
