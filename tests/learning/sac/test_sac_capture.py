@@ -1,5 +1,5 @@
-"""SAC's captured gradient step: one graph with no host sync (both kinds of step, with mirror images), the same
-numbers as eager, and optimizer state that moves between devices' kernels."""
+"""SAC's captured gradient step and acting pass: one graph each with no host sync (both kinds of step, with mirror
+images), the same numbers as eager, and optimizer state that moves between devices' kernels."""
 
 from __future__ import annotations
 
@@ -60,12 +60,26 @@ def test_both_kinds_of_gradient_step_are_one_graph_and_equal_eager() -> None:
     assert float(alg._skipped) == float(ref._skipped) == 1.0
 
 
+def test_the_acting_pass_is_one_graph_and_equals_eager_bitwise() -> None:
+    """What :meth:`SAC.act` captures (the actor, the squashed sample): one graph, eager's actions bit for bit."""
+    alg, env = trained(1)
+    obs = env.get_observations()
+    groups = {g: obs[g] for g in alg._groups}
+    call, graphs = one_graph(alg._policy)
+    with torch.no_grad():
+        for seed in range(2):  # the second call reuses the graph
+            noise = torch.randn(env.num_envs, env.num_actions, generator=torch.Generator().manual_seed(seed))
+            assert torch.equal(call(groups, noise), alg._policy(groups, noise))
+    assert len(graphs) == 1
+
+
 def test_capture_on_without_cuda_compiles_the_update() -> None:
     """``capture="on"`` on the CPU runs each gradient step through ``torch.compile`` (the graphs themselves are the
     test above: compiling them again here would only double CI's time)."""
     alg, _ = trained(0, capture="on", capture_backend="aot_eager")
     assert alg.capture_plan.kind == "compile" and isinstance(alg._train_step, Compiled)
     assert alg._train_step.fn == alg._gradient_step and alg._train_step.refused is None
+    assert isinstance(alg._policy_step, Compiled) and alg._policy_step.fn == alg._policy
 
 
 def test_off_and_auto_without_cuda_stay_eager() -> None:
@@ -73,6 +87,7 @@ def test_off_and_auto_without_cuda_stay_eager() -> None:
     for mode in ("off", "auto"):
         alg, _ = trained(0, capture=mode)
         assert alg.capture_plan.kind == "eager" and alg._train_step == alg._gradient_step
+        assert alg._policy_step == alg._policy
 
 
 def test_checkpoints_carry_torchs_default_kernel_switches_and_load_this_devices() -> None:
@@ -109,4 +124,5 @@ def test_cuda_graph_learner_equals_eager() -> None:
             obs, _ = run_iteration(alg, env, obs)
         runs[mode] = alg
     assert runs["auto"].capture_plan.kind == "cuda_graph" and runs["auto"]._train_step.replays > 0
+    assert runs["auto"]._policy_step.replays > 0
     torch.testing.assert_close(state(runs["auto"]), state(runs["off"]), rtol=1e-4, atol=1e-5)

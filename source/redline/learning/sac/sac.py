@@ -18,7 +18,8 @@ Each gradient step (:meth:`SAC._gradient_step`) is captured as PPO's is (:mod:`r
 fixed sequence of kernels on tensors at fixed addresses (the replay, the flat parameter / gradient / target buffers,
 the update counter, the skip flag), so on CUDA it is recorded as two graphs and replayed (``capturable=True``
 optimizers); elsewhere ``capture="on"`` compiles it (``torch.compile``, the optimizers' steps as plain tensor ops).
-A data-parallel learner runs eagerly (the all-reduce sits inside the step).
+A data-parallel learner runs eagerly (the all-reduce sits inside the step). :meth:`SAC.act`'s acting pass (actor and
+squashed sample, after the noise draw) is captured the same way, as PPO's policy pass is.
 """
 
 from __future__ import annotations
@@ -273,6 +274,8 @@ class SAC(FromEnv):
         self.replay.local_plan(cfg.batch_size)  # the sampling plan's one host-to-device copy, here, not in update()
         self._train_step = capture.wrap(self._gradient_step, self.capture_plan, "SAC gradient step")
         """:meth:`_gradient_step` as :attr:`capture_plan` runs it."""
+        self._policy_step = capture.wrap(self._policy, self.capture_plan, "SAC policy inference")
+        """:meth:`_policy` (the acting pass of :meth:`act`) as :attr:`capture_plan` runs it."""
         self.sync_replicas()
 
     def _adam(self, params: Any, lr: float) -> torch.optim.Adam:
@@ -334,9 +337,16 @@ class SAC(FromEnv):
         scale = self._exploration_scales()
         if scale is not None:
             noise = noise * scale
-        mean, log_std = self._dist.split(self._actor_net(obs))
+        groups = {g: obs[g] for g in self._groups}
+        actions = self._policy_step(groups, noise)
+        self._pending = ({g: x.clone() for g, x in groups.items()}, actions)
+        return actions
+
+    def _policy(self, obs: dict[str, torch.Tensor], noise: torch.Tensor) -> torch.Tensor:
+        """The acting pass of one env step, free of host syncs: ``scale · tanh(μ + σ ε)`` ``(N, A)`` fp32 for the
+        observation groups ``obs`` and the (scaled) standard normals ``noise`` ``(N, A)``."""
+        mean, log_std = self._dist.split(self._actor_net(obs))  # type: ignore[arg-type]  # indexed by group name
         actions, _ = squashed_sample(mean, log_std, noise, self.cfg.actor.action_scale)
-        self._pending = ({g: obs[g].clone() for g in self._groups}, actions)
         return actions
 
     def _exploration_scales(self) -> torch.Tensor | None:
