@@ -41,12 +41,13 @@ def mirror_config(name: str, config: type, skip: tuple[str, ...] = (), **extra: 
 SACAlgorithmCfg = mirror_config(
     "SACAlgorithmCfg",
     SACConfig,
-    skip=("actor", "critic", "num_steps_per_env"),
+    skip=("actor", "critic", "num_steps_per_env", "capture", "capture_backend"),
     class_name=CLASS_PATH,
     symmetry_cfg=None,
 )
 """``agent.algorithm``: :class:`~redline.learning.sac.SACConfig`'s fields (less the networks and the steps per
-iteration, the runner's), ``class_name`` and ``symmetry_cfg`` (None, or Isaac Lab's ``RslRlSymmetryCfg`` with
+iteration, the runner's, and the capture, the command line's ``--capture`` as for PPO: an agent field would be
+overridden by its default), ``class_name`` and ``symmetry_cfg`` (None, or Isaac Lab's ``RslRlSymmetryCfg`` with
 ``use_data_augmentation``: every minibatch also trains on its mirror images, as rsl_rl's PPO does)."""
 SHIM_FIELDS = {"distribution_cfg": None, "stochastic": False}
 """What Isaac Lab's ``handle_deprecated_rsl_rl_cfg`` (stock scripts and :func:`redline.envs.prepare.runner_cfg_dict`)

@@ -138,3 +138,19 @@ def test_every_task_is_registered_as_written() -> None:
     }
     assert found == REGISTERED
     assert all(gym.spec(task_id).disable_env_checker for task_id in REGISTERED)
+
+
+def test_the_sac_agent_leaves_the_capture_to_the_command_line() -> None:
+    """``redline train`` passes ``--capture`` (default ``auto``) over the agent's fields, so an agent field
+    ``capture`` would be overridden without a word; the agent config has none (an override of it is refused)."""
+    import dataclasses
+
+    from redline.learning.sac import SACConfig
+    from redline_tasks.sac_agent import SACAlgorithmCfg
+
+    fields = set(vars(SACAlgorithmCfg()))
+    assert {"capture", "capture_backend"}.isdisjoint(fields)
+    assert {f.name for f in dataclasses.fields(SACConfig)} - {"actor", "critic", "num_steps_per_env"} - fields == {
+        "capture",
+        "capture_backend",
+    }

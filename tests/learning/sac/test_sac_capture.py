@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from redline.bench.shapes import negation_mirror
+from redline.errors import UserError
 from redline.learning.capture import Compiled
 from redline.learning.optim import EXECUTION_FLAGS
 from redline.learning.sac import SAC
@@ -108,7 +109,7 @@ def test_checkpoints_carry_torchs_default_kernel_switches_and_load_this_devices(
 
 
 def test_capture_mode_is_checked_in_one_line() -> None:
-    with pytest.raises(Exception, match=r"^capture: .*valid"):
+    with pytest.raises(UserError, match=r"^capture: unknown 'always' \(valid: auto, on, off\)$"):
         dataclasses.replace(tiny_cfg(), capture="always")
 
 
