@@ -88,11 +88,28 @@ def test_algorithm_is_ppo_by_default_and_sac_by_token() -> None:
 
     assert TrainOptions(run=RUNS[0]).algorithm == "ppo"
     assert TrainOptions(run=RUNS[0], algorithm="sac").algorithm == "sac"
-    with pytest.raises(UserError, match=r"^--algorithm: unknown algorithm 'td3' \(valid: ppo, sac\)$"):
-        TrainOptions(run=RUNS[0], algorithm="td3")
+    with pytest.raises(UserError, match=r"^--algorithm: unknown algorithm 'ddpg' \(valid: ppo, sac, td3\)$"):
+        TrainOptions(run=RUNS[0], algorithm="ddpg")
     assert TrainOptions(run=RUNS[0], algorithm="sac", capture="on").capture == "on"  # SAC's step is captured too
     with pytest.raises(UserError, match=r"^--learner: --algorithm sac runs on the redline runner"):
         TrainOptions(run=RUNS[0], algorithm="sac", learner="rsl_rl")
     from redline_tasks.registration import SAC_ENTRY_POINT
 
     assert ALGORITHMS["sac"] == SAC_ENTRY_POINT  # the token picks the entry point every task registers
+
+
+def test_td3_is_the_off_policy_config_with_its_variant_first() -> None:
+    """``--algorithm td3``: the SAC entry point with ``agent.algorithm.variant=td3`` before the command's overrides;
+    an override of the variant beside it is refused in one line (it would contradict the token)."""
+    from redline.options import ALGORITHMS, agent_overrides
+
+    run = dataclasses.replace(RUNS[0], overrides=("agent.algorithm.batch_size=64",))
+    assert ALGORITHMS["td3"] == ALGORITHMS["sac"]
+    assert agent_overrides("td3", run).overrides == ("agent.algorithm.variant=td3", "agent.algorithm.batch_size=64")
+    assert agent_overrides("sac", run) is run and agent_overrides("ppo", run) is run
+    with pytest.raises(UserError, match=r"^--learner: --algorithm td3 runs on the redline runner"):
+        TrainOptions(run=RUNS[0], algorithm="td3", learner="rsl_rl")
+    clash = dataclasses.replace(RUNS[0], overrides=("agent.algorithm.variant=sac",))
+    with pytest.raises(UserError, match=r"^agent\.algorithm\.variant: set by --algorithm td3 \(valid: leave it out"):
+        TrainOptions(run=clash, algorithm="td3")
+    assert TrainOptions(run=clash, algorithm="sac").algorithm == "sac"  # the stock way to ask for a variant

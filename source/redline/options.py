@@ -122,9 +122,20 @@ VIDEO_LENGTH, VIDEO_INTERVAL = 200, 2000
 """``redline train --video``: Isaac Lab's ``--video_length`` and ``--video_interval`` defaults [env steps]."""
 
 
-ALGORITHMS = {"ppo": "rsl_rl_cfg_entry_point", "sac": "rsl_rl_sac_cfg_entry_point"}
+ALGORITHMS = {"ppo": "rsl_rl_cfg_entry_point", "sac": "rsl_rl_sac_cfg_entry_point", "td3": "rsl_rl_sac_cfg_entry_point"}
 """``redline train --algorithm``: each algorithm's agent entry point in a task's registration (PPO: rsl_rl's own key;
-SAC: :data:`redline_tasks.registration.SAC_ENTRY_POINT`, the off-policy learner :mod:`redline.learning.sac`)."""
+SAC and TD3: :data:`redline_tasks.registration.SAC_ENTRY_POINT`, the off-policy learner :mod:`redline.learning.sac`,
+TD3 with :data:`ALGORITHM_OVERRIDES`)."""
+OFF_POLICY = ("sac", "td3")
+"""The ``--algorithm`` values trained by the off-policy learner."""
+ALGORITHM_OVERRIDES: dict[str, tuple[str, ...]] = {"td3": ("agent.algorithm.variant=td3",)}
+"""What an ``--algorithm`` sets in the agent config, before the command's own overrides."""
+
+
+def agent_overrides(algorithm: str, run: RunOptions) -> RunOptions:
+    """``run`` with ``algorithm``'s :data:`ALGORITHM_OVERRIDES` before its own overrides."""
+    extra = ALGORITHM_OVERRIDES.get(algorithm, ())
+    return dataclasses.replace(run, overrides=(*extra, *run.overrides)) if extra else run
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -168,7 +179,7 @@ class TrainOptions:
     """learning iterations (default: the agent config's max_iterations)"""
     algorithm: str = "ppo"
     """ppo (default) | sac (redline's off-policy SAC, the task's rsl_rl_sac_cfg_entry_point agent config; on the
-    redline runner)"""
+    redline runner) | td3 (the same learner and config as FastTD3: agent.algorithm.variant=td3)"""
     learner: str = "redline"
     """redline (default) | rsl_rl (rsl_rl 5.5.1's OnPolicyRunner, the anchor redline is measured against)"""
     precision: str | None = None
@@ -213,11 +224,17 @@ class TrainOptions:
             check_precision(self.precision, "--precision")
         if self.algorithm not in ALGORITHMS:
             raise UserError(f"--algorithm: unknown algorithm '{self.algorithm}' (valid: {', '.join(ALGORITHMS)})")
-        if self.algorithm == "sac" and self.learner != "redline":  # untested: stock isaaclab train runs that pair
+        if self.algorithm in OFF_POLICY and self.learner != "redline":  # untested: stock isaaclab train runs that pair
             raise UserError(
-                "--learner: --algorithm sac runs on the redline runner (valid: --learner redline; rsl_rl's "
-                "OnPolicyRunner with SAC: isaaclab train --agent rsl_rl_sac_cfg_entry_point)"
+                f"--learner: --algorithm {self.algorithm} runs on the redline runner (valid: --learner redline; "
+                "rsl_rl's OnPolicyRunner with SAC: isaaclab train --agent rsl_rl_sac_cfg_entry_point)"
             )
+        for token in self.run.overrides:
+            if self.algorithm in ALGORITHM_OVERRIDES and token.partition("=")[0] == "agent.algorithm.variant":
+                raise UserError(
+                    f"{token.partition('=')[0]}: set by --algorithm {self.algorithm} (valid: leave it out, or "
+                    "--algorithm sac with it)"
+                )
         if self.profile and self.learner != "redline":
             raise UserError(f"--profile: only with --learner redline (got --learner {self.learner})")
 

@@ -79,18 +79,21 @@ def test_train_then_play_and_export(tmp_path: Path, no_network: list) -> None:
     assert no_network == []
 
 
-def test_sac_train_then_play_finds_the_algorithm_and_exports(tmp_path: Path) -> None:
-    """Issue 46 item 3: ``redline train --algorithm sac``, then ``redline play`` with nothing but the task: 'latest'
-    finds the SAC run, the checkpoint names its algorithm, the networks are the run's (``[32, 32]`` from its
-    ``params/agent.yaml``, not the task's registered ``[256, 256]``), and the exported policy is SAC's squashed
-    mean."""
+@pytest.mark.parametrize("algorithm", ["sac", "td3"])
+def test_off_policy_train_then_play_finds_the_algorithm_and_exports(tmp_path: Path, algorithm: str) -> None:
+    """Issue 46 item 3: ``redline train --algorithm sac`` (or ``td3``), then ``redline play`` with nothing but the
+    task: 'latest' finds the run, the checkpoint names its learner, the networks are the run's (``[32, 32]`` from
+    its ``params/agent.yaml``, not the task's registered ``[256, 256]``; TD3's variant from it too), and the
+    exported policy is the squashed mean."""
     from tests.commands.test_kill_resume_sim import SAC_TINY
 
     log_root = tmp_path / "logs"
     argv = ["--task", "Redline-Cartpole", "--num_envs", "16", "--device", "cpu", "--log_root", str(log_root)]
-    assert main(["train", *argv, "--max_iterations", "2", *SAC_TINY]) == 0
+    tiny = [t if t != "sac" else algorithm for t in SAC_TINY]
+    assert main(["train", *argv, "--max_iterations", "2", *tiny]) == 0
     run = only_run(log_root, "redline_cartpole_sac")
-    assert torch.load(run / "model_1.pt", weights_only=True)["algorithm"] == "sac"
+    assert torch.load(run / "model_1.pt", weights_only=True)["algorithm"] == "sac"  # the learner, either variant
+    assert f"variant: {algorithm}" in (run / "params" / "agent.yaml").read_text()
     assert all(set(r) >= METRIC_KEYS for r in records(run))
     assert main(["play", *argv, "--steps", "30"]) == 0  # --checkpoint latest; no agent.* overrides
     exported = run / "exported" / "model_1"

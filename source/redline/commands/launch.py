@@ -24,7 +24,7 @@ from redline.commands import spawn
 from redline.envs.memory import check_env_count, ranks_on_host
 from redline.errors import UserError
 from redline.host import usable_cores
-from redline.options import ALGORITHMS, TrainOptions, to_argv
+from redline.options import ALGORITHMS, TrainOptions, agent_overrides, to_argv
 from redline.runners.stop import StopRequest
 
 NPROC_ENV = "REDLINE_NPROC"
@@ -127,7 +127,7 @@ def _arrangement(opts: TrainOptions) -> tuple[int, TrainOptions]:
     from redline.envs.prepare import prepare_env  # heavy (Isaac Lab's configs): after the quick checks
 
     # the device and the total; the options are checked per process (check_launch)
-    prepared = prepare_env(opts.run, agent_entry_point=ALGORITHMS[opts.algorithm])
+    prepared = prepare_env(agent_overrides(opts.algorithm, opts.run), agent_entry_point=ALGORITHMS[opts.algorithm])
     if prepared.device != "cpu":
         return 1, opts
     total = prepared.env_cfg.scene.num_envs

@@ -13,7 +13,7 @@ from redline.errors import UserError
 from redline.learning.config import PPOConfig
 from redline.learning.limits import check_rollout
 from redline.learning.sac import SACConfig
-from redline.options import ALGORITHMS, TrainOptions
+from redline.options import ALGORITHMS, OFF_POLICY, TrainOptions, agent_overrides
 from redline.outputs.checkpoints import load_checkpoint
 from redline.outputs.folders import check_writable
 from redline.outputs.run_search import RESUME_NEVER, resolve_checkpoint
@@ -44,6 +44,7 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> TrainSetup:
     """
     check_choice("--learner", opts.learner, LEARNERS, "learner")  # --precision, --profile: TrainOptions checks them
     run = opts.run if ctx is None else dataclasses.replace(opts.run, device=ctx.device)
+    run = agent_overrides(opts.algorithm, run)  # --algorithm td3: the off-policy config's variant
     prepared = prepare_env(run, rank=0 if ctx is None else ctx.rank, agent_entry_point=ALGORITHMS[opts.algorithm])
     env_cfg, agent_cfg = prepared.env_cfg, prepared.agent_cfg
     if opts.distributed_or_nproc and opts.learner == "rsl_rl" and prepared.device == "cpu":
@@ -57,7 +58,7 @@ def prepare(opts: TrainOptions, ctx: DistContext | None = None) -> TrainSetup:
     # minibatches against the rollout: the redline learner partitions all ranks' transitions, rsl_rl each rank's
     envs = env_cfg.scene.num_envs * (world if opts.learner == "redline" else 1)
     sac = None
-    if opts.algorithm == "sac":  # the agent's fields, and the batch against the whole replay buffer
+    if opts.algorithm in OFF_POLICY:  # the agent's fields, and the batch against the whole replay buffer
         sac = SACConfig.from_rsl_rl(runner_cfg_dict(agent_cfg), capture=opts.capture, **_precision(opts.precision))
         sac.check_envs(env_cfg.scene.num_envs * world)
     else:

@@ -91,11 +91,12 @@ def test_update_makes_no_cuda_sync() -> None:
     assert float(metrics["gradient_steps"]) > 0
 
 
-def test_checkpoint_round_trip_continues_bitwise() -> None:
+@pytest.mark.parametrize("variant", ["sac", "td3"])
+def test_checkpoint_round_trip_continues_bitwise(variant: str) -> None:
     """Train 3 iterations, save (through torch.save), train 3 more; a fresh learner loaded from the save and the
-    restored env continue to the same weights, replay and metrics."""
+    restored env continue to the same weights, replay and metrics (TD3: its per-env noise from the saved seed)."""
     env = ReachEnv(8)
-    alg = SAC.from_env(env, tiny_cfg(), seed=5)
+    alg = SAC.from_env(env, tiny_cfg(variant=variant), seed=5)
     obs, _ = train(alg, env, 3)
     blob = io.BytesIO()
     torch.save(alg.state_dict(), blob)
@@ -104,7 +105,7 @@ def test_checkpoint_round_trip_continues_bitwise() -> None:
 
     env2 = ReachEnv(8)
     env2.x, env2.t, env2.episode = (t.clone() for t in env_state)
-    other = SAC.from_env(env2, tiny_cfg(), seed=99)  # another seed: everything must come from the checkpoint
+    other = SAC.from_env(env2, tiny_cfg(variant=variant), seed=99)  # everything must come from the checkpoint
     blob.seek(0)
     other.load_state_dict(torch.load(blob, weights_only=True))
     _, m_b = train(other, env2, 3, env2.get_observations())

@@ -38,12 +38,13 @@ def state(alg: SAC) -> torch.Tensor:
     return torch.cat([alg.flat.flat_param, alg._target_flat, *moments, alg._update_index.reshape(1).float()])
 
 
-def test_both_kinds_of_gradient_step_are_one_graph_and_equal_eager() -> None:
+@pytest.mark.parametrize("variant", ["sac", "td3"])
+def test_both_kinds_of_gradient_step_are_one_graph_and_equal_eager(variant: str) -> None:
     """A critic-only and a policy step, on minibatches with their mirror images, each trace as one graph (no host
     sync: what a CUDA graph needs), the Adam steps as plain tensor ops; four steps equal the eager learner's within
-    rounding, a skipped step included."""
-    alg, _ = trained()
-    ref, _ = trained()
+    rounding, a skipped step included. SAC's and TD3's steps alike."""
+    alg, _ = trained(variant=variant)
+    ref, _ = trained(variant=variant)
     alg.symmetry = ref.symmetry = negation_mirror
     call, graphs = one_graph(alg._gradient_step, backend="aot_eager")
     clean = ref.replay.data["rewards"].clone()  # the two replays hold the same transitions
@@ -61,9 +62,11 @@ def test_both_kinds_of_gradient_step_are_one_graph_and_equal_eager() -> None:
     assert float(alg._skipped) == float(ref._skipped) == 1.0
 
 
-def test_the_acting_pass_is_one_graph_and_equals_eager_bitwise() -> None:
-    """What :meth:`SAC.act` captures (the actor, the squashed sample): one graph, eager's actions bit for bit."""
-    alg, env = trained(1)
+@pytest.mark.parametrize("variant", ["sac", "td3"])
+def test_the_acting_pass_is_one_graph_and_equals_eager_bitwise(variant: str) -> None:
+    """What :meth:`SAC.act` captures (the actor, the squashed sample; TD3's clipped noisy action): one graph,
+    eager's actions bit for bit."""
+    alg, env = trained(1, variant=variant)
     obs = env.get_observations()
     groups = {g: obs[g] for g in alg._groups}
     call, graphs = one_graph(alg._policy)

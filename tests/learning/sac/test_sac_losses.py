@@ -13,6 +13,9 @@ from redline.learning.sac.sac_losses import (
     categorical_projection,
     clipped_double_q_target,
     critic_loss,
+    deterministic_actions,
+    deterministic_actor_loss,
+    smoothed_target_actions,
     temperature_loss,
 )
 
@@ -121,3 +124,25 @@ def test_squashed_log_prob_matches_torch_distributions() -> None:
     )
     torch.testing.assert_close(actions, 2.0 * torch.tanh(mean + log_std.exp() * noise))
     torch.testing.assert_close(log_prob, squashed.log_prob(actions).sum(-1), rtol=1e-4, atol=1e-4)
+
+
+def test_td3_target_actions_are_fasttd3s_smoothed_and_clipped() -> None:
+    """FastTD3's target action ``clamp(actor(s') + clamp(σ ε, −c, c), −1, 1)`` on the bound 1, scaled by the bound."""
+    gen = torch.Generator().manual_seed(4)
+    mean, noise = 3.0 * torch.randn(16, 3, generator=gen), torch.randn(16, 3, generator=gen)
+    for scale in (1.0, 2.5):
+        out = smoothed_target_actions(mean, noise, scale, policy_noise=0.3, noise_clip=0.2)
+        clipped = (noise * 0.3).clamp(-0.2, 0.2)
+        reference = (torch.tanh(mean) + clipped).clamp(-1.0, 1.0) * scale
+        torch.testing.assert_close(out, reference)
+    assert bool((out.abs() <= 2.5).all()) and bool((out.abs() == 2.5).any())  # some land on the bound
+    torch.testing.assert_close(deterministic_actions(mean, torch.zeros_like(mean), 2.0), 2.0 * torch.tanh(mean))
+
+
+def test_td3_actor_loss_is_minus_the_smaller_q_with_its_gradient() -> None:
+    q = torch.tensor([[1.0, 2.0, 3.0], [0.5, 2.5, 2.0]], requires_grad=True)
+    loss, metrics = deterministic_actor_loss(q)
+    # −mean min(q1, q2) = −(0.5 + 2.0 + 2.0) / 3
+    assert float(loss.detach()) == pytest.approx(-1.5) and float(metrics["actor_loss"]) == pytest.approx(-1.5)
+    loss.backward()
+    torch.testing.assert_close(q.grad, -torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]) / 3)

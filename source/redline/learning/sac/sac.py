@@ -1,4 +1,9 @@
-"""The off-policy learner: SAC with a C51 clipped double-Q critic on a TensorDict replay, data-parallel.
+"""The off-policy learner: SAC (or FastTD3's TD3) with a C51 clipped double-Q critic on a TensorDict replay,
+data-parallel.
+
+``SACConfig.variant="td3"`` swaps the policy side only: a deterministic actor explored with per-env Gaussian
+noise, target actions smoothed by clipped noise, the actor loss ``-min_i Q_i`` and no temperature
+(:mod:`.sac_losses`); everything below holds for both.
 
 Per iteration the caller runs ``num_steps_per_env`` x (:meth:`SAC.act` -> ``env.step`` -> :meth:`SAC.process_env_step`),
 then :meth:`SAC.update`: the observation normalisers take the iteration's observations, then
@@ -54,6 +59,9 @@ from redline.learning.sac.sac_losses import (
     categorical_projection,
     clipped_double_q_target,
     critic_loss,
+    deterministic_actions,
+    deterministic_actor_loss,
+    smoothed_target_actions,
     temperature_loss,
 )
 from redline.seeding.philox import MASK32, philox4x32, to_unit_float
@@ -123,14 +131,26 @@ def _try_mirror(func: Callable[..., Any], learner: SAC, env: Any) -> None:
         ) from None
 
 
+def _env_uniform(seed: int, global_ids: torch.Tensor, lane: int) -> torch.Tensor:
+    """``(N,)`` fp32 uniforms in [0, 1), one per global env id: Philox under the run's minibatch key at counter
+    (2^32 - 1, id, 0, lane), an update index the minibatch draws never reach."""
+    zeros = torch.zeros_like(global_ids)
+    counter = torch.stack((zeros + MASK32, global_ids, zeros, zeros + lane), -1)
+    return to_unit_float(philox4x32(counter, philox_key(seed))[:, 0])
+
+
 def exploration_scales(seed: int, global_ids: torch.Tensor, low: float, high: float) -> torch.Tensor:
     """Each env's factor on its exploration noise, ``(N, 1)`` fp32, log-uniform in [low, high]: a pure function of
-    (seed, global env id), from Philox under the run's minibatch key at counter (2^32 - 1, id, 0, 1), an update index
-    the minibatch draws never reach."""
-    zeros = torch.zeros_like(global_ids)
-    counter = torch.stack((zeros + MASK32, global_ids, zeros, zeros + 1), -1)
-    u = to_unit_float(philox4x32(counter, philox_key(seed))[:, 0])
+    (seed, global env id) (lane 1 of :func:`_env_uniform`)."""
+    u = _env_uniform(seed, global_ids, 1)
     return (low * torch.exp(u * math.log(high / low))).unsqueeze(-1)  # s = low · (high / low)^u
+
+
+def exploration_stds(seed: int, global_ids: torch.Tensor, low: float, high: float) -> torch.Tensor:
+    """TD3: each env's exploration noise std ``(N, 1)`` fp32 [fraction of the action bound], uniform in [low, high]:
+    a pure function of (seed, global env id) (lane 2 of :func:`_env_uniform`)."""
+    u = _env_uniform(seed, global_ids, 2)
+    return (low + (high - low) * u).unsqueeze(-1)  # σ = low + (high − low) u
 
 
 class SAC(FromEnv):
@@ -264,8 +284,11 @@ class SAC(FromEnv):
         self._new_steps = 0
         """Env steps stored since the last :meth:`update` (the observation normalisers' batch)."""
         self._warned_final_obs = False
-        self._std = torch.ones(num_actions, device=self.device)
-        """Mean exploration std of the last policy step's batch, ``(A,)``."""
+        self.td3 = cfg.variant == "td3"
+        """FastTD3's deterministic policy (``SACConfig.variant``) instead of SAC's stochastic one."""
+        td3_std = cfg.actor.action_scale * sum(cfg.exploration_std) / 2  # the envs' mean std [action units]
+        self._std = torch.full((num_actions,), td3_std if self.td3 else 1.0, device=self.device)
+        """Mean exploration std of the last policy step's batch, ``(A,)`` (TD3: of the envs' noise, fixed)."""
         self._grad_norms = torch.zeros(3, device=self.device)
         """Gradient norms (actor, critic, log alpha): the critic's of the last step, the others of the last policy
         step."""
@@ -326,7 +349,8 @@ class SAC(FromEnv):
     @torch.no_grad()
     def act(self, obs: TensorDict) -> torch.Tensor:
         """Stochastic actions ``a = scale · tanh(μ + s σ ε)``, fp32 ``(N, A)``, ``s`` the env's exploration factor
-        (``exploration_scale``; 1 by default); keeps ``obs`` and ``a`` for :meth:`process_env_step`."""
+        (``exploration_scale``; 1 by default); TD3: ``a = scale · clip(tanh μ + s σ_env ε, −1, 1)``. Keeps ``obs``
+        and ``a`` for :meth:`process_env_step`."""
         obs = obs.to(self.device)
         if self.action_noise is None:
             shape = (self.num_envs, self.num_actions)
@@ -343,21 +367,29 @@ class SAC(FromEnv):
         return actions
 
     def _policy(self, obs: dict[str, torch.Tensor], noise: torch.Tensor) -> torch.Tensor:
-        """The acting pass of one env step, free of host syncs: ``scale · tanh(μ + σ ε)`` ``(N, A)`` fp32 for the
-        observation groups ``obs`` and the (scaled) standard normals ``noise`` ``(N, A)``."""
+        """The acting pass of one env step, free of host syncs: ``scale · tanh(μ + σ ε)`` (TD3: ``scale · clip(tanh μ
+        + ε, −1, 1)``) ``(N, A)`` fp32 for the observation groups ``obs`` and the (scaled) normals ``noise``."""
         mean, log_std = self._dist.split(self._actor_net(obs))  # type: ignore[arg-type]  # indexed by group name
+        if self.td3:
+            return deterministic_actions(mean, noise, self.cfg.actor.action_scale)
         actions, _ = squashed_sample(mean, log_std, noise, self.cfg.actor.action_scale)
         return actions
 
     def _exploration_scales(self) -> torch.Tensor | None:
-        """This rank's envs' :func:`exploration_scales` ``(N, 1)`` under the current :attr:`seed` (a checkpoint's
-        after a resume), or None at ``exploration_scale`` (1, 1)."""
+        """This rank's envs' factors on their standard-normal exploration noise, ``(N, 1)``, under the current
+        :attr:`seed` (a checkpoint's after a resume): :func:`exploration_scales` (None at ``exploration_scale``
+        (1, 1)), times :func:`exploration_stds` for TD3."""
         low, high = self.cfg.exploration_scale
-        if low == high == 1.0:
+        if not self.td3 and low == high == 1.0:
             return None
         if self._scales is None or self._scales[0] != self.seed:
             ids = torch.arange(self.env_offset, self.env_offset + self.num_envs, device=self.device)
-            self._scales = (self.seed, exploration_scales(self.seed, ids, low, high))
+            scales = exploration_scales(self.seed, ids, low, high) if (low, high) != (1.0, 1.0) else None
+            if self.td3:
+                stds = exploration_stds(self.seed, ids, *self.cfg.exploration_std)
+                scales = stds if scales is None else stds * scales
+            assert scales is not None
+            self._scales = (self.seed, scales)
         return self._scales[1]
 
     @torch.no_grad()
@@ -490,10 +522,15 @@ class SAC(FromEnv):
         with torch.no_grad():
             noise = batch["noise"][:, NEXT_ACTION_NOISE]
             next_mean, next_log_std = self._dist.split(self._actor_net(batch["next_obs"]))
-            next_actions, next_log_prob = squashed_sample(next_mean, next_log_std, noise, scale)
+            if self.td3:  # no entropy term
+                next_actions = smoothed_target_actions(next_mean, noise, scale, cfg.policy_noise, cfg.noise_clip)
+                entropy_term = torch.zeros_like(batch["rewards"])
+            else:
+                next_actions, next_log_prob = squashed_sample(next_mean, next_log_std, noise, scale)
+                entropy_term = alpha * next_log_prob
             next_logits = critic.logits(critic.latent(batch["next_obs"]), next_actions, self.precision, self.target_qs)
             atoms, probs = clipped_double_q_target(
-                next_logits, critic.support, batch["rewards"], batch["discounts"], alpha * next_log_prob
+                next_logits, critic.support, batch["rewards"], batch["discounts"], entropy_term
             )
             target = categorical_projection(atoms, probs, critic.v_min, critic.v_max)
         latent = critic.latent(batch["obs"])
@@ -504,7 +541,15 @@ class SAC(FromEnv):
         with torch.no_grad():
             stats[0] += c_loss.detach() * share
             stats[1] += critic.expected(logits.detach()).mean() * share
-        if policy_step:
+        if policy_step and self.td3:
+            mean, _ = self._dist.split(self._actor_net(batch["obs"]))
+            actions = scale * torch.tanh(mean)  # the deterministic policy π(s)
+            q_values = critic.expected(critic.logits(latent.detach(), actions, self.precision, self._frozen_qs))
+            a_loss, _ = deterministic_actor_loss(q_values)
+            (a_loss * share).backward()
+            with torch.no_grad():
+                stats[2] += a_loss.detach() * share
+        elif policy_step:
             noise = batch["noise"][:, ACTION_NOISE]
             mean, log_std = self._dist.split(self._actor_net(batch["obs"]))
             actions, log_prob = squashed_sample(mean, log_std, noise, scale)
@@ -533,7 +578,8 @@ class SAC(FromEnv):
         adam_step(self.critic_optimizer, self._found_inf, flat, self._adam_slices[1])
         if policy_step:
             adam_step(self.actor_optimizer, self._found_inf, flat, self._adam_slices[0])
-            adam_step(self.alpha_optimizer, self._found_inf, flat, self._adam_slices[2])
+            if not self.td3:  # TD3 has no temperature
+                adam_step(self.alpha_optimizer, self._found_inf, flat, self._adam_slices[2])
         with torch.no_grad():  # a skipped step leaves the target as it was too
             # θ' ← θ' + τ (θ − θ')
             tau = (1.0 - self._found_inf) * cfg.tau

@@ -21,6 +21,8 @@ from redline.learning.capture import CAPTURE_MODES
 from redline.learning.config import ACTIVATIONS, RUNNER_KEYS
 
 CLASS_PATH = "redline.learning.sac.rsl_rl_sac:SAC"
+VARIANTS = ("sac", "td3")
+"""``SACConfig.variant``: SAC's stochastic policy, or FastTD3's deterministic one on the same critic and replay."""
 """The ``algorithm.class_name`` that selects the off-policy learner (rsl_rl's ``resolve_callable`` syntax)."""
 
 
@@ -111,6 +113,7 @@ SAC_RANGES: dict[str, validation.Range] = {
     ),
     "max_grad_norm": validation.Range(low=0.0, open_low=True, optional=True),
     "reward_norm_max_return": validation.POSITIVE,
+    **dict.fromkeys(("policy_noise", "noise_clip"), validation.Range(low=0.0)),
 }
 """The numeric :class:`SACConfig` fields and their ranges (:mod:`redline.validation`)."""
 
@@ -178,6 +181,20 @@ class SACConfig:
     False: from the learner's own generator."""
     save_replay: bool = True
     """Checkpoints hold the replay buffer (exact resume); False leaves it out (smaller files, the buffer refills)."""
+    variant: str = "sac"
+    """One of :data:`VARIANTS`. ``"sac"``: the tanh-Gaussian policy with the autotuned entropy term. ``"td3"``
+    (FastTD3): the deterministic policy ``action_scale * tanh(mean)`` (the actor's log-std outputs unused), explored
+    with per-env Gaussian noise (``exploration_std``), its target actions smoothed by clipped noise (``policy_noise``,
+    ``noise_clip``; the current actor, no target actor, as FastTD3), the actor loss ``-min_i Q_i`` and no
+    temperature. The critic, replay, n-step returns, delayed actor updates, capture and checkpoints are shared."""
+    exploration_std: tuple[float, float] = (0.001, 0.4)
+    """td3: (low, high): each env's exploration noise std [fraction of the action bound], uniform in [low, high]
+    and a pure function of (seed, global env id) (FastTD3's std_min / std_max, which it redraws at every episode
+    end; fixed per env here). Actions are ``action_scale * clip(tanh(mean) + std * eps, -1, 1)``."""
+    policy_noise: float = 0.001
+    """td3: std of the target action's smoothing noise [fraction of the action bound] (FastTD3's)."""
+    noise_clip: float = 0.5
+    """td3: the smoothing noise is clipped to +-this [fraction of the action bound] (FastTD3's)."""
     actor: SACActorConfig = SACActorConfig()
     """The policy network."""
     critic: SACCriticConfig = SACCriticConfig()
@@ -189,16 +206,9 @@ class SACConfig:
             validation.check_range("target_entropy", self.target_entropy, validation.Range())
         validation.check_precision(self.precision)
         validation.check_choice("capture", self.capture, CAPTURE_MODES)
-        try:
-            pair = () if isinstance(self.exploration_scale, str) else self.exploration_scale  # "12" is no pair
-            low, high = (float(x) for x in pair)
-        except (TypeError, ValueError):  # not a pair of numbers
-            low = high = float("nan")
-        if not 0.0 < low <= high < float("inf"):
-            raise UserError(
-                f"exploration_scale: expected (low, high) with 0 < low <= high, got {self.exploration_scale!r}"
-            )
-        object.__setattr__(self, "exploration_scale", (low, high))
+        validation.check_choice("variant", self.variant, VARIANTS)
+        object.__setattr__(self, "exploration_std", _pair("exploration_std", self.exploration_std, 0.0))
+        object.__setattr__(self, "exploration_scale", _pair("exploration_scale", self.exploration_scale, None))
         for flag in ("obs_normalization", "reward_normalization", "env_action_noise", "save_replay"):
             validation.check_choice(flag, getattr(self, flag), (True, False))
         if isinstance(self.actor, Mapping):
@@ -248,6 +258,21 @@ class SACConfig:
             kwargs[role] = kind(**model)
         kwargs.update(overrides)
         return cls(**kwargs)
+
+
+def _pair(field: str, value: Any, least: float | None) -> tuple[float, float]:
+    """``value`` as ``(low, high)`` floats with ``least <= low <= high < inf`` (``least`` None: ``0 < low``), else a
+    one-line ``UserError`` naming ``field``."""
+    try:
+        pair = () if isinstance(value, str) else value  # "12" is no pair
+        low, high = (float(x) for x in pair)
+    except (TypeError, ValueError):  # not a pair of numbers
+        low = high = float("nan")
+    above = low > 0.0 if least is None else low >= least
+    if not (above and low <= high < float("inf")):
+        bound = "0 < low" if least is None else f"{least:g} <= low"
+        raise UserError(f"{field}: expected (low, high) with {bound} <= high, got {value!r}")
+    return low, high
 
 
 def _refuse_unknown(prefix: str, cfg: Mapping[str, Any], known: frozenset[str] | set[str]) -> None:

@@ -114,3 +114,47 @@ def temperature_loss(
     # L = −mean_B [ log α · (log π(a|s) + H_target) ]
     loss = -(log_alpha * (log_prob.detach() + target_entropy)).mean()
     return loss, {"alpha_loss": loss.detach()}
+
+
+def deterministic_actions(mean: torch.Tensor, noise: torch.Tensor, scale: float) -> torch.Tensor:
+    """TD3's actions: the deterministic policy plus Gaussian noise, kept within the bound (fp32).
+
+    Args:
+        mean: ``(B, A)`` the actor's pre-tanh output.
+        noise: ``(B, A)`` the noise already scaled [fraction of the bound] (zeros: the deterministic policy).
+        scale: the action bound.
+
+    Returns:
+        ``(B, A)``: a = scale · clip(tanh μ + n, −1, 1).
+    """
+    return scale * (torch.tanh(mean) + noise).clamp(-1.0, 1.0)
+
+
+def smoothed_target_actions(
+    mean: torch.Tensor, noise: torch.Tensor, scale: float, policy_noise: float, noise_clip: float
+) -> torch.Tensor:
+    """TD3's target policy smoothing (Fujimoto et al. 2018; FastTD3 without a target actor).
+
+    Args:
+        mean: ``(B, A)`` the actor's pre-tanh output at the bootstrap state.
+        noise: ``(B, A)`` standard normals ε.
+        scale: the action bound.
+
+    Returns:
+        ``(B, A)``: a' = scale · clip(tanh μ + clip(σ ε, −c, c), −1, 1), σ = ``policy_noise``, c = ``noise_clip``.
+    """
+    return deterministic_actions(mean, (policy_noise * noise).clamp(-noise_clip, noise_clip), scale)
+
+
+def deterministic_actor_loss(q_values: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """TD3's policy loss with FastTD3's clipped double Q.
+
+    Args:
+        q_values: ``(2, B)`` both critics' expected values at (s, π(s)).
+
+    Returns:
+        ``(loss, {"actor_loss"})``.
+    """
+    # L = −mean_B min_i Q_i(s, π(s))
+    loss = -q_values.min(0).values.mean()
+    return loss, {"actor_loss": loss.detach()}
