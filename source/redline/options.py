@@ -179,7 +179,7 @@ class TrainOptions:
     """learning iterations (default: the agent config's max_iterations)"""
     algorithm: str = "ppo"
     """ppo (default) | sac (redline's off-policy SAC, the task's rsl_rl_sac_cfg_entry_point agent config; on the
-    redline runner) | td3 (the same learner and config as FastTD3: agent.algorithm.variant=td3)"""
+    redline runner) | td3 (its FastTD3 variant: the same agent config with agent.algorithm.variant=td3)"""
     learner: str = "redline"
     """redline (default) | rsl_rl (rsl_rl 5.5.1's OnPolicyRunner, the anchor redline is measured against)"""
     precision: str | None = None

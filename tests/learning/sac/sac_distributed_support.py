@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import traceback
 from pathlib import Path
 from typing import Any
@@ -19,14 +20,15 @@ CFG = tiny_cfg(batch_size=60, max_grad_norm=0.5, updates_per_step=2, policy_freq
 second iteration on."""
 
 
-def run(rank: int, world: int, port: int, out: Path, iterations: int) -> None:
-    """Train ``iterations`` on this rank's share of :data:`GLOBAL_ENVS`; write the parameters to ``out``."""
+def run(rank: int, world: int, port: int, out: Path, iterations: int, variant: str = "sac") -> None:
+    """Train ``iterations`` of ``variant`` on this rank's share of :data:`GLOBAL_ENVS`; write the parameters to
+    ``out``."""
     comm = join_gloo(rank, world, port)
     result: dict[str, Any] = {"calls": []}
     try:
         n = GLOBAL_ENVS // world
         env = ReachEnv(n, env_id_offset=rank * n)
-        alg = SAC.from_env(env, CFG, seed=3, comm=comm)
+        alg = SAC.from_env(env, dataclasses.replace(CFG, variant=variant), seed=3, comm=comm)
         alg.action_noise = env_noise(env)
         alg.comm.take_stats()
         obs = env.get_observations()

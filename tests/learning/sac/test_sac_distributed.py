@@ -5,29 +5,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 
 from tests.learning.distributed_support import spawn_ranks
 from tests.learning.sac.sac_distributed_support import CFG, run
 
 
-def _launch(out: Path, world: int, iterations: int, timeout: float = 180.0) -> list[Any]:
+def _launch(out: Path, world: int, iterations: int, timeout: float = 180.0, variant: str = "sac") -> list[Any]:
     out.mkdir()
-    return spawn_ranks(run, world, (iterations,), out, timeout)
+    return spawn_ranks(run, world, (iterations, variant), out, timeout)
 
 
-def test_two_ranks_make_the_single_process_updates(tmp_path: Path) -> None:
+@pytest.mark.parametrize("variant", ["sac", "td3"])
+def test_two_ranks_make_the_single_process_updates(tmp_path: Path, variant: str) -> None:
     """4 iterations (1 before learning starts, then 3 x 4 gradient steps): the ranks stay bitwise identical and
     equal to one process up to summation order; one all-reduce per gradient step plus one all-gather of the
-    normalisers' moments per iteration."""
+    normalisers' moments per iteration. TD3 too (its per-env noise stds by global env id)."""
     (tmp_path / "one").mkdir()
     threads = torch.get_num_threads()
     try:  # the single process runs here: one spawn fewer
-        run(0, 1, 0, tmp_path / "one", 4)
+        run(0, 1, 0, tmp_path / "one", 4, variant)
     finally:
         torch.set_num_threads(threads)
     single = torch.load(tmp_path / "one" / "rank0.pt")
-    ranks = _launch(tmp_path / "two", 2, 4)
+    ranks = _launch(tmp_path / "two", 2, 4, variant=variant)
     for r in (single, *ranks):
         assert "error" not in r, r.get("error")
     assert torch.equal(ranks[0]["params"], ranks[1]["params"])
