@@ -99,8 +99,8 @@ class StudyOptions:
     """``FIELD=VALUE`` of the redline learner's PPOConfig (ablation switches; :mod:`redline.bench.ablate`); redline
     only, by design, and recorded as a difference in ``study.json``."""
     algorithm: str = "ppo"
-    """The redline learner's ``--algorithm`` (a key of :data:`redline.options.ALGORITHMS`); ``sac`` only alone
-    (``vs="none"``), compared with a PPO study by ``scripts/compare_studies.py``."""
+    """The redline learner's ``--algorithm`` (a key of :data:`redline.options.ALGORITHMS`); ``sac`` and ``td3``
+    only alone (``vs="none"``), compared with a PPO study by ``scripts/compare_studies.py``."""
     bootstrap_reps: int = 2000
     """Bootstrap resamples per confidence interval."""
 
@@ -397,7 +397,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="both learners: env.x=y / agent.x=y / physics=<preset> (repeatable)",
     )
     parser.add_argument(
-        "--algorithm", default="ppo", help="the redline learner's: ppo | sac (sac with --vs none) (ppo)"
+        "--algorithm",
+        default="ppo",
+        help="the redline learner's: ppo | sac | td3 (the off-policy two with --vs none) (ppo)",
     )
     parser.add_argument(
         "--learner-config",
