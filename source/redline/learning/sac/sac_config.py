@@ -21,9 +21,9 @@ from redline.learning.capture import CAPTURE_MODES
 from redline.learning.config import ACTIVATIONS, RUNNER_KEYS
 
 CLASS_PATH = "redline.learning.sac.rsl_rl_sac:SAC"
+"""The ``algorithm.class_name`` that selects the off-policy learner (rsl_rl's ``resolve_callable`` syntax)."""
 VARIANTS = ("sac", "td3")
 """``SACConfig.variant``: SAC's stochastic policy, or FastTD3's deterministic one on the same critic and replay."""
-"""The ``algorithm.class_name`` that selects the off-policy learner (rsl_rl's ``resolve_callable`` syntax)."""
 
 
 def _widths(field: str, dims: Any) -> tuple[int, ...]:
