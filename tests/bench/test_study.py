@@ -79,7 +79,7 @@ def test_sac_runs_the_redline_learner_with_its_algorithm_token() -> None:
         ({"overrides": ("gamma=0.98",)}, "--override: 'gamma=0.98' is not env.<field>=<value>"),
         ({"overrides": ("env.scene.num_envs",)}, "--override: 'env.scene.num_envs' is not"),
         ({"algorithm": "sac"}, "--algorithm sac: only with --vs none (rsl_rl has PPO alone)"),
-        ({"algorithm": "td3", "vs": "none"}, "--algorithm: unknown 'td3' (valid: ppo, sac)"),
+        ({"algorithm": "ddpg", "vs": "none"}, "--algorithm: unknown 'ddpg' (valid: ppo, sac, td3)"),
         (
             {"algorithm": "sac", "vs": "none", "learner_config": ("reshuffle_each_epoch=true",)},
             "--learner-config: PPOConfig fields, not for --algorithm sac",

@@ -102,7 +102,13 @@ CASES = [
     ),
     (["--algorithm", "sac", "agent.algorithm.updates_per_step=0"], "updates_per_step: must be an integer >= 1"),
     (["--algorithm", "sac", "agent.algorithm.num_mini_batches=4"], "'agent.algorithm' has no field 'num_mini_batches'"),
-    (["--algorithm", "td3"], "--algorithm: unknown algorithm 'td3' (valid: ppo, sac)"),
+    (["--algorithm", "ddpg"], "--algorithm: unknown algorithm 'ddpg' (valid: ppo, sac, td3)"),
+    (
+        ["--algorithm", "td3", "agent.algorithm.exploration_std=[0.5,0.1]"],
+        "exploration_std: expected (low, high) with 0",
+    ),
+    (["--algorithm", "td3", "agent.algorithm.variant=sac"], "agent.algorithm.variant: set by --algorithm td3"),
+    (["--algorithm", "sac", "agent.algorithm.variant=ddpg"], "variant: "),
     # runs that cannot fit in memory
     (["--num_envs", "3000000000"], "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated"),
     (["env.scene.num_envs=3000000000"], "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated"),
