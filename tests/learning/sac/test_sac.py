@@ -194,10 +194,16 @@ def test_batch_larger_than_the_buffer_is_refused_in_one_line() -> None:
         SAC.from_env(ReachEnv(8), tiny_cfg(critic=dataclasses.replace(tiny_cfg().critic, obs_groups=("privileged",))))
 
 
-def test_it_learns_to_reach_the_target() -> None:
-    """On the 1-D reach env the deterministic policy ends near the target within seconds (a random one does not)."""
+@pytest.mark.parametrize(
+    ("variant", "td3"),
+    [("sac", {}), ("td3", {"exploration_std": (0.1, 0.5), "policy_noise": 0.1})],  # TD3: FastTD3's noise, wider
+)
+def test_it_learns_to_reach_the_target(variant: str, td3: dict) -> None:
+    """On the 1-D reach env the deterministic policy ends near the target within seconds (a random one does not),
+    SAC's and TD3's alike."""
     torch.manual_seed(0)
     cfg = tiny_cfg(
+        variant=variant,
         num_steps_per_env=4,
         gamma=0.9,  # returns up to 10: within the critic's support [-5, 25]
         alpha_init=0.05,
@@ -205,6 +211,7 @@ def test_it_learns_to_reach_the_target() -> None:
         critic_learning_rate=1e-3,
         alpha_learning_rate=1e-3,
         tau=0.05,
+        **td3,
     )
     env = ReachEnv(16, horizon=20)
     alg = SAC.from_env(env, cfg, seed=0)
