@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from redline.errors import UserError
-from redline.learning.sac import SAC, SACConfig
+from redline.learning.sac import SAC, SACActorConfig
 from redline.learning.sac.sac import exploration_scales, exploration_stds
 from tests.learning.sac.sac_support import ReachEnv, run_iteration, tiny_cfg
 
@@ -28,9 +28,8 @@ def test_actions_are_the_deterministic_policy_plus_each_envs_noise_within_the_bo
     """``a = scale · clip(tanh μ + σ_env ε, −1, 1)``: with ε = 3 most envs hit the bound, with ε = 0 none moves off
     the deterministic policy, which is also what inference and the export give."""
     env = ReachEnv(8)
-    cfg = tiny_cfg(variant="td3", exploration_std=(0.1, 0.6))
-    cfg = SACConfig(**{**cfg.__dict__, "actor": type(cfg.actor)(hidden_dims=(32, 32), action_scale=2.0)})
-    alg = SAC.from_env(env, cfg, seed=3)
+    actor = SACActorConfig(hidden_dims=(32, 32), action_scale=2.0)
+    alg = SAC.from_env(env, tiny_cfg(variant="td3", exploration_std=(0.1, 0.6), actor=actor), seed=3)
     obs = env.get_observations()
     mean, _ = alg._dist.split(alg._actor_net(obs))
     stds = exploration_stds(3, torch.arange(8), 0.1, 0.6)
