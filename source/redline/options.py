@@ -229,12 +229,12 @@ class TrainOptions:
                 f"--learner: --algorithm {self.algorithm} runs on the redline runner (valid: --learner redline; "
                 "rsl_rl's OnPolicyRunner with SAC: isaaclab train --agent rsl_rl_sac_cfg_entry_point)"
             )
-        for token in self.run.overrides:
-            if self.algorithm in ALGORITHM_OVERRIDES and token.partition("=")[0] == "agent.algorithm.variant":
-                raise UserError(
-                    f"{token.partition('=')[0]}: set by --algorithm {self.algorithm} (valid: leave it out, or "
-                    "--algorithm sac with it)"
-                )
+        fixed = {t.partition("=")[0] for t in ALGORITHM_OVERRIDES.get(self.algorithm, ())}  # what the token sets
+        clash = [key for key in (t.partition("=")[0] for t in self.run.overrides) if key in fixed]
+        if clash:
+            raise UserError(
+                f"{clash[0]}: set by --algorithm {self.algorithm} (valid: leave it out, or --algorithm sac with it)"
+            )
         if self.profile and self.learner != "redline":
             raise UserError(f"--profile: only with --learner redline (got --learner {self.learner})")
 

@@ -108,7 +108,7 @@ CASES = [
         "exploration_std: expected (low, high) with 0",
     ),
     (["--algorithm", "td3", "agent.algorithm.variant=sac"], "agent.algorithm.variant: set by --algorithm td3"),
-    (["--algorithm", "sac", "agent.algorithm.variant=ddpg"], "variant: "),
+    (["--algorithm", "sac", "agent.algorithm.variant=ddpg"], "variant: unknown 'ddpg' (valid: sac, td3)"),
     # runs that cannot fit in memory
     (["--num_envs", "3000000000"], "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated"),
     (["env.scene.num_envs=3000000000"], "--num_envs: 3000000000 envs of Redline-Cartpole need an estimated"),
