@@ -34,3 +34,16 @@ def test_cartpole_phases_add_up_to_the_step(capsys: pytest.CaptureFixture) -> No
     assert sum(timed.values()) == pytest.approx(step_ms, abs=0.001 * len(timed) + 0.01)
     # double counting would show as a negative remainder; nothing but the rollout loop's own lines is left out
     assert -0.001 <= timed["unattributed"] <= 0.1 * step_ms, out
+
+
+@pytest.mark.sim
+def test_fuse_decimation_steps_an_env_step_in_one_c_call(capsys: pytest.CaptureFixture) -> None:
+    # Cartpole takes 2 physics steps per env step: 2 MuJoCo-C steps either way, each in its own call (a gather
+    # from and a scatter to mjw_data apiece) by default, both in one call with fuse_decimation
+    argv = ["bench", "steps", "--task", "Redline-Cartpole", "--num_envs", "8", "--iterations", "1", "--device", "cpu"]
+    for flag, copies in (([], 4.0), (["--fuse_decimation"], 2.0)):
+        assert main([*argv, *flag]) == 0
+        out = capsys.readouterr().out
+        assert ("(fuse_decimation)" in out) == bool(flag), out
+        calls = dict(re.findall(r"^\| ([^|*]+?) \| [\d.]+ \| [\d.]+% \| ([\d.]+) \|$", out, re.M))
+        assert float(calls["C step"]) == 2.0 and float(calls["mjw <-> C copies"]) == copies, out

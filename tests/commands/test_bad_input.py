@@ -49,6 +49,10 @@ CASES = [
     (["physics=physx2"], "Unknown preset(s): physx2 (valid: "),
     (["env.sim.physics.solver_cfg.nthread=0"], "env.sim.physics.solver_cfg.nthread: must be an integer >= 1, got 0"),
     (["env.sim.physics.solver_cfg.nthread=-2"], "env.sim.physics.solver_cfg.nthread: must be an integer >= 1"),
+    (
+        ["env.sim.physics.solver_cfg.fuse_decimation=maybe"],
+        "override 'env.sim.physics.solver_cfg.fuse_decimation=maybe': expects bool (the default is False)",
+    ),
     # command options
     (["--seed", "4294967296"], "--seed: must be an integer in [0, 4294967295]"),
     (["--seed", "-1"], "--seed: must be an integer in [0, 4294967295]"),

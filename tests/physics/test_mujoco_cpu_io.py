@@ -77,3 +77,30 @@ def test_a_step_through_step_arrays_is_mujocos_step() -> None:
     mjw.time.values[:] = 5.0  # written from outside: a resumed run's state
     arrays.reload_time(mjw)
     assert (arrays.state[:, arrays.state_layout[int(mujoco.mjtState.mjSTATE_TIME)]] == 5.0).all()
+
+
+def test_carried_steps_are_mujocos_own_steps_from_cold_starts() -> None:
+    # fuse_decimation's steps within one call: each output carried as the next input in float64 (no round trip
+    # through mjw_data's float32) is MuJoCo's own trajectory, every solve from a zero warm start as a single step's
+    m = mujoco.MjModel.from_xml_string(XML)
+    rng = np.random.default_rng(1)
+    datas = [mujoco.MjData(m) for _ in range(2)]
+    for d in datas:
+        for name in ("qpos", "qvel", "act", "ctrl", "qfrc_applied"):
+            getattr(d, name)[...] = rng.normal(size=getattr(d, name).shape).astype(np.float32)
+    arrays = StepArrays(m, len(datas))
+    arrays.gather(_mjw_data(m, datas))
+    with rollout.Rollout(nthread=0) as pool:
+        for k in range(3):
+            if k:
+                arrays.carry()
+            pool.rollout([m] * len(datas), [mujoco.MjData(m)], arrays.state, arrays.control,
+                         control_spec=arrays.control_spec, nstep=1, initial_warmstart=arrays.warmstart,
+                         state=arrays.next)  # fmt: skip
+    for w, d in enumerate(datas):
+        for _ in range(3):
+            d.qacc_warmstart[:] = 0.0
+            mujoco.mj_step(m, d)
+        state = np.empty(mujoco.mj_stateSize(m, STATE_SPEC))
+        mujoco.mj_getState(m, d, state, STATE_SPEC)
+        np.testing.assert_array_equal(arrays.next[w, 0], state)

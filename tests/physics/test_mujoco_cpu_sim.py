@@ -124,10 +124,18 @@ class StepParity:
 
 
 def _run(
-    task: str, physics: str, num_envs: int, steps: int, nthread: int | None = None, parity: bool = False
+    task: str,
+    physics: str,
+    num_envs: int,
+    steps: int,
+    nthread: int | None = None,
+    parity: bool = False,
+    fuse: bool = False,
+    fuse_steps: bool = True,
 ) -> Trajectory:
-    """``steps`` env steps of ``task`` from seed 7 (``per_env`` seeding: the same start states for any physics)."""
-    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [f"physics={physics}"])
+    """``steps`` env steps of ``task`` from seed 7 (``per_env`` seeding: the same start states for any physics);
+    ``fuse``: with ``fuse_decimation``, its physics steps in one call each (``fuse_steps``) or one call apiece."""
+    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [f"physics={physics}", *_fused(fuse)])
     env_cfg.scene.num_envs = num_envs
     env_cfg.seed = 7
     env_cfg.seeding.strategy = "per_env"
@@ -140,8 +148,12 @@ def _run(
         assert solver == ("SolverMuJoCoCPU" if physics == "mujoco_cpu" else "SolverMuJoCo"), solver
         (robot,) = u.scene.articulations.values()
         check = StepParity(u.sim.physics_manager._solver) if parity else None
+        assert u._physics_handles_decimation == fuse  # Isaac Lab's physics-owned loop: one step() per env step
+        if fuse:
+            u.sim.physics_manager._solver.fuse_steps = fuse_steps
         env.reset()
         n_act = u.single_action_space.shape[0]
+        calls = CCalls(u.sim.physics_manager._solver)
         for t in range(steps):
             _, reward, terminated, truncated, _ = env.step(_wave(t, u.streams.global_ids, n_act))
             out["joint_pos"].append(robot.data.joint_pos.torch.clone())
@@ -156,8 +168,30 @@ def _run(
                 else torch.zeros(num_envs, 0)
             )
             out["wrench"].append(wrench.clone())
+        per_step = 1 if fuse and fuse_steps else u.cfg.decimation  # C calls per env step, each of num_substeps
+        assert calls.count == steps * per_step * u.sim.physics_manager._num_substeps
     stacked: dict[str, Any] = {f: torch.stack(v) for f, v in out.items() if f != "step_parity"}
     return Trajectory(**stacked, step_parity=check)
+
+
+def _fused(fuse: bool) -> list[str]:
+    from redline.physics.mujoco_cpu_cfg import FUSE_DECIMATION
+
+    return [FUSE_DECIMATION] if fuse else []
+
+
+class CCalls:
+    """Counts the solver's batched C calls (``_mujoco_warp_step``) from now on."""
+
+    def __init__(self, solver: Any) -> None:
+        self.count = 0
+        step = solver._mujoco_warp_step
+
+        def counted() -> None:
+            self.count += 1
+            step()
+
+        solver._mujoco_warp_step = counted
 
 
 def solve_cost(m: mujoco.MjModel, inputs: dict[str, np.ndarray], qacc: np.ndarray) -> float:
@@ -258,22 +292,44 @@ def len_decimation(task: str) -> int:
 
 
 @pytest.mark.parametrize(
-    ("task", "steps"),
+    ("task", "steps", "fuse"),
     [
-        ("Redline-Cartpole", 120),
-        ("Redline-Ant", 120),
-        ("Redline-Velocity-Flat-Go1", 60),
-        ("Redline-Velocity-Flat-G1", 40),
+        ("Redline-Cartpole", 120, False),
+        ("Redline-Ant", 120, False),
+        ("Redline-Velocity-Flat-Go1", 60, False),
+        ("Redline-Velocity-Flat-G1", 40, False),
+        ("Redline-Velocity-Flat-Go1", 60, True),
     ],
 )
-def test_partition_invariant_bitwise(task: str, steps: int) -> None:
+def test_partition_invariant_bitwise(task: str, steps: int, fuse: bool) -> None:
     # env g's trajectory is the same bits in a 4-env and an 8-env process, on 1 or 2 threads (each world is
-    # stepped from its own inputs with a cold warm start, whichever thread or chunk takes it)
-    small = _run(task, "mujoco_cpu", 4, steps, nthread=1)
-    big = _run(task, "mujoco_cpu", 8, steps, nthread=2)
+    # stepped from its own inputs with a cold warm start, whichever thread or chunk takes it), fused or not
+    small = _run(task, "mujoco_cpu", 4, steps, nthread=1, fuse=fuse)
+    big = _run(task, "mujoco_cpu", 8, steps, nthread=2, fuse=fuse)
     assert torch.equal(small.joint_pos, big.joint_pos[:, :4])
     assert torch.equal(small.joint_vel, big.joint_vel[:, :4])
     assert torch.equal(small.terminated, big.terminated[:, :4])
+    assert torch.equal(small.reward, big.reward[:, :4])
+
+
+@pytest.mark.parametrize(
+    ("task", "steps"), [("Redline-Cartpole", 30), ("Redline-Velocity-Flat-Go1", 10), ("Redline-Velocity-Flat-G1", 10)]
+)
+def test_fused_decimation_is_the_same_physics_in_one_call(task: str, steps: int) -> None:
+    # fuse_decimation takes Isaac Lab's physics-owned loop (one physics step() per env step, the scene updated
+    # once) and an env step's physics steps in one C call. Against the same loop with one call per physics step
+    # through Newton, the only difference is the float32 round trip through Newton's arrays the fused call skips;
+    # against the default loop (the scene updated after every physics step), the physics is the same too: what
+    # the scene samples once per env step (contact history, the applied torque, accelerations) is what differs.
+    fused = _run(task, "mujoco_cpu", 4, steps, nthread=1, fuse=True)
+    loop = _run(task, "mujoco_cpu", 4, steps, nthread=1, fuse=True, fuse_steps=False)
+    default = _run(task, "mujoco_cpu", 4, steps, nthread=1)
+    for other in (loop, default):
+        assert _max_diff(fused.joint_pos, other.joint_pos) < 1e-4  # [rad] or [m]
+        assert _max_diff(fused.joint_vel, other.joint_vel) < 1e-3  # [rad/s] or [m/s]
+        assert torch.equal(fused.terminated, other.terminated)
+    assert _max_diff(fused.joint_pos[0], loop.joint_pos[0]) < 1e-6  # one env step: float32 rounding
+    assert _max_diff(fused.reward, loop.reward) < 1e-4
 
 
 def test_bad_device_and_thread_counts_are_user_errors() -> None:

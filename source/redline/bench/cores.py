@@ -7,7 +7,9 @@ Three figures per task, all env steps per second over all envs, on the cores thi
    env step = the task's physics substeps, a thread per core. What the physics engine alone can do: the ceiling;
 2. **one process**: ``redline train --nproc 1`` (one process, MuJoCo-C on every core, the rest of the step on one);
 3. **default**: ``redline train`` as a user types it (on the CPU it fills the cores by itself, see
-   :mod:`redline.commands.process_group`).
+   :mod:`redline.commands.process_group`);
+4. with ``--fuse_decimation``, **default, fuse_decimation**: the default command with ``fuse_decimation`` on
+   (:data:`FUSE_DECIMATION`).
 
 Each training mode also gives its **rollouts-only** rate: the same runs' env steps per second of their collection
 phase alone (``collect_s``: env stepping, policy inference, storage writes; the update, returns and logging left
@@ -39,9 +41,13 @@ from redline.envs.simulator import isaaclab_env
 from redline.errors import UserError
 from redline.host import usable_cores
 from redline.options import positive_int
+from redline.physics.mujoco_cpu_cfg import FUSE_DECIMATION
 
 MODES = {"one process": ["--nproc", "1"], "default": []}
 """Training modes: extra ``redline train`` arguments of each."""
+
+FUSE_MODE = "default, fuse_decimation"
+"""The mode ``--fuse_decimation`` adds: the default command with :data:`FUSE_DECIMATION`."""
 
 
 def raw_rollout_sps(task: str, num_envs: int, seconds: float = 5.0) -> dict[str, Any]:
@@ -113,15 +119,17 @@ def rates(records: list[dict[str, Any]]) -> dict[str, float]:
     return {"sps": statistics.median(r["sps"] for r in records[1:]), "rollout_sps": statistics.median(rollout)}
 
 
-def bench(task: str, num_envs: int, iterations: int, rounds: int) -> dict[str, Any]:
-    """The three figures of the module docs for one task."""
+def bench(task: str, num_envs: int, iterations: int, rounds: int, fuse: bool = False) -> dict[str, Any]:
+    """The three figures of the module docs for one task (``fuse``: and the default command with
+    :data:`FUSE_MODE`'s override, alternating with the others)."""
     raw = raw_rollout_sps(task, num_envs)
-    runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
+    modes = {**MODES, FUSE_MODE: [FUSE_DECIMATION]} if fuse else MODES
+    runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
     with tempfile.TemporaryDirectory(prefix="redline-bench-cores-") as tmp:
         for r in range(rounds):
-            order = list(MODES) if r % 2 == 0 else list(reversed(MODES))
+            order = list(modes) if r % 2 == 0 else list(reversed(modes))
             for mode in order:
-                runs[mode].append(training_sps(task, num_envs, iterations, MODES[mode], Path(tmp) / f"{mode}-{r}"))
+                runs[mode].append(training_sps(task, num_envs, iterations, modes[mode], Path(tmp) / f"{mode}-{r}"))
     result: dict[str, Any] = {"task": task, "num_envs": num_envs, "iterations": iterations, "raw": raw}
     for mode, measured in runs.items():
         sps = statistics.median(m["sps"] for m in measured)
@@ -138,13 +146,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num_envs", type=positive_int, default=1024, help="envs in total (1024)")
     parser.add_argument("--iterations", type=positive_int, default=6, help="training iterations per run (6)")
     parser.add_argument("--rounds", type=positive_int, default=2, help="alternating rounds (2)")
+    parser.add_argument(
+        "--fuse_decimation", action="store_true", help=f"also the default command with {FUSE_DECIMATION}"
+    )
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """``redline bench cores``: one result per task (CPU only)."""
     if args.device not in (None, "cpu"):
         raise UserError(f"--device: bench cores measures CPU training (valid: cpu), got '{args.device}'")
-    return [bench(t, args.num_envs, args.iterations, args.rounds) for t in args.task or ["Redline-Velocity-Flat-Go1"]]
+    tasks = args.task or ["Redline-Velocity-Flat-Go1"]
+    return [bench(t, args.num_envs, args.iterations, args.rounds, args.fuse_decimation) for t in tasks]
 
 
 def show(results: list[dict[str, Any]]) -> None:
@@ -155,7 +167,7 @@ def show(results: list[dict[str, Any]]) -> None:
         raw = r["raw"]
         print(f"| {r['task']} | {r['num_envs']} | raw mujoco.rollout ({raw['threads']} threads, {raw['substeps']} "
               f"substeps) | 1 | {raw['sps']:,.0f} | 100 % | | | |")  # fmt: skip
-        for mode in MODES:
+        for mode in (mode for mode in (*MODES, FUSE_MODE) if mode in r):
             m = r[mode]
             rounds = ", ".join(f"{s:,.0f}" for s in m["rounds"])
             print(f"| {r['task']} | {r['num_envs']} | {mode} | {m['world_size']} | {m['sps']:,.0f} "

@@ -29,6 +29,7 @@ from redline.errors import UserError
 from redline.learning import PPOConfig
 from redline.learning.rollout import train_iteration
 from redline.options import RunOptions, positive_int
+from redline.physics.mujoco_cpu_cfg import FUSE_DECIMATION
 from redline.runners.redline_runner import RedlineRunner
 from redline.validation import PRECISIONS
 
@@ -137,11 +138,13 @@ def wrap_launches(clock: PhaseClock, warp: Any) -> None:
     warp.launch = timed_launch
 
 
-def bench(task: str, num_envs: int | None, iterations: int, precision: str) -> dict[str, Any]:
-    """Train ``task`` for one warm-up and ``iterations`` timed iterations and attribute each env step's time."""
+def bench(task: str, num_envs: int | None, iterations: int, precision: str, fuse: bool = False) -> dict[str, Any]:
+    """Train ``task`` for one warm-up and ``iterations`` timed iterations and attribute each env step's time
+    (``fuse``: with ``fuse_decimation``, :data:`~redline.physics.mujoco_cpu_cfg.FUSE_DECIMATION`)."""
     if iterations <= 0:
         raise UserError(f"--iterations: must be a positive integer, got {iterations}")
-    prepared = prepare_env(RunOptions(task=task, num_envs=num_envs, device="cpu"))
+    overrides = (FUSE_DECIMATION,) if fuse else ()
+    prepared = prepare_env(RunOptions(task=task, num_envs=num_envs, device="cpu", overrides=overrides))
     # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
 
@@ -187,6 +190,7 @@ def bench(task: str, num_envs: int | None, iterations: int, precision: str) -> d
         "num_envs": num_envs_run,
         "threads": threads,
         "iterations": iterations,
+        "fuse_decimation": fuse,
         "steps": steps,
         "step_ms": 1e3 * total / steps,
         "phases": phases,
@@ -201,6 +205,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num_envs", type=positive_int, help="envs (default: the task's CPU default)")
     parser.add_argument("--iterations", type=positive_int, default=2, help="timed training iterations (2)")
     parser.add_argument("--precision", choices=PRECISIONS, default="auto", help="learner precision")
+    parser.add_argument("--fuse_decimation", action="store_true", help=f"with {FUSE_DECIMATION}")
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -208,7 +213,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.device not in (None, "cpu"):
         raise UserError(f"--device: bench steps measures the CPU step (valid: cpu), got '{args.device}'")
     tasks = args.task or ["Redline-Velocity-Flat-Go1"]
-    return [bench(t, args.num_envs, args.iterations, args.precision) for t in tasks]
+    return [bench(t, args.num_envs, args.iterations, args.precision, args.fuse_decimation) for t in tasks]
 
 
 TOP_KERNELS = 12
@@ -219,7 +224,8 @@ def show(results: list[dict[str, Any]]) -> None:
     """A markdown table per task: each phase's ms per env step, its share and its calls per env step."""
     for r in results:
         print(
-            f"{r['task']}, {r['num_envs']} envs, {r['threads']} MuJoCo-C threads: {r['step_ms']:.2f} ms per training "
+            f"{r['task']}{' (fuse_decimation)' if r['fuse_decimation'] else ''}, {r['num_envs']} envs, "
+            f"{r['threads']} MuJoCo-C threads: {r['step_ms']:.2f} ms per training "
             f"env step of all envs (mean of {r['steps']} env steps: {r['iterations']} iterations after a warm-up)"
         )
         print("| phase | ms / env step | share | calls / env step |")

@@ -104,6 +104,11 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         self.set_nthread(nthread)
         self.use_warp_step = False
         """Step with MuJoCo-Warp instead (same env, same process: for side-by-side benchmarks)."""
+        self.steps_per_call = 1
+        """Physics steps each :meth:`step` takes (the manager sets it while it fuses an env step's decimation)."""
+        self.fuse_steps = True
+        """With ``fuse_decimation``: an env step's physics steps in one call (False: one call each, through Newton
+        as Isaac Lab's own physics-owned loop takes them; the same results, for the test and side-by-side runs)."""
         self._cpu_ready = True
         self._hfields = hfield_geoms(self.mj_model, self.mjc_geom_to_newton_shape, self.model.shape_source)
         self._place_hfields()
@@ -210,12 +215,15 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         arrays = self.step_arrays
         arrays.gather(self.mjw_data)
         self._set_timestep(float(self.mjw_model.opt.timestep.numpy()[0]))
-        if self._stepper is not None:
-            sensors = self.added_sensors.data
-            sensors = sensors if sensors is not None else np.zeros((self.nworld, 0))
-            self._stepper.step(arrays.control_spec, arrays.state, arrays.control, arrays.next, sensors)
-        else:
-            self._rollout_step()
+        for k in range(self.steps_per_call):  # constant controls: the same inputs Newton would write again
+            if k:
+                arrays.carry()
+            if self._stepper is not None:
+                sensors = self.added_sensors.data
+                sensors = sensors if sensors is not None else np.zeros((self.nworld, 0))
+                self._stepper.step(arrays.control_spec, arrays.state, arrays.control, arrays.next, sensors)
+            else:
+                self._rollout_step()
         arrays.scatter(self.mjw_data)
 
     def reload_carried_data(self) -> None:
@@ -306,7 +314,42 @@ class SolverMuJoCoCPU(SolverMuJoCo):
 
 
 class NewtonMuJoCoCPUManager(NewtonMJWarpManager):
-    """Isaac Lab's MuJoCo-Warp manager building :class:`SolverMuJoCoCPU` (``physics=mujoco_cpu``)."""
+    """Isaac Lab's MuJoCo-Warp manager building :class:`SolverMuJoCoCPU` (``physics=mujoco_cpu``).
+
+    With ``fuse_decimation`` it owns the env's decimation loop as Isaac Lab's Newton manager does for native
+    actuators (:meth:`handles_decimation`: one :meth:`step` per env step) and, when nothing runs between the
+    physics steps (no actuator adapter, no actuator or force callbacks, MuJoCo's own contacts), takes all of them in
+    one batched C call: Newton's conversion kernels, its sensors and the scene update once per env step, not once
+    per physics step.
+    """
+
+    @classmethod
+    def _owns_decimation(cls) -> bool:
+        """Whether ``fuse_decimation`` is on and no Newton actuator adapter runs between physics steps."""
+        solver_cfg = getattr(PhysicsManager._cfg, "solver_cfg", None)
+        return bool(getattr(solver_cfg, "fuse_decimation", False)) and NewtonManager._adapter is None
+
+    @classmethod
+    def _is_all_graphable(cls) -> bool:
+        # Isaac Lab's test for "step() runs the whole decimation loop" (handles_decimation, step)
+        return cls._owns_decimation() or super()._is_all_graphable()
+
+    @classmethod
+    def _simulate_full(cls) -> None:
+        solver = NewtonManager._solver
+        fusable = not (cls._post_actuator_callbacks or cls._state_force_callbacks or cls._needs_collision_pipeline)
+        if not (cls._owns_decimation() and fusable and isinstance(solver, SolverMuJoCoCPU) and solver.fuse_steps):
+            super()._simulate_full()  # one solver call per physics step
+            return
+        cls._stage_body_forces()
+        solver.steps_per_call = cls._decimation
+        try:
+            cls._run_solver_substeps(None)  # num_substeps calls of decimation C steps each
+        finally:
+            solver.steps_per_call = 1
+        for callback in cls._post_step_callbacks:
+            callback()
+        cls._update_sensors(None)
 
     @classmethod
     def _create_solver(cls, model: Model, solver_cfg: Any) -> SolverMuJoCo:

@@ -12,6 +12,9 @@ from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg
 PRESET_NAME = "mujoco_cpu"
 """The preset token: ``physics=mujoco_cpu``."""
 
+FUSE_DECIMATION = "env.sim.physics.solver_cfg.fuse_decimation=true"
+"""The override that turns :attr:`MuJoCoCPUSolverCfg.fuse_decimation` on."""
+
 
 @configclass
 class MuJoCoCPUSolverCfg(MJWarpSolverCfg):
@@ -27,6 +30,15 @@ class MuJoCoCPUSolverCfg(MJWarpSolverCfg):
     nthread: int | None = None
     """Threads stepping the envs; None: this process's share of the cores it may use (its CPU affinity divided by
     the processes of a torchrun job on the node, :func:`redline.host.cores_per_process`)."""
+
+    fuse_decimation: bool = False
+    """Run an env step's ``decimation`` physics steps in one batched C call, the way Isaac Lab runs them when its
+    physics owns the decimation loop (Newton with native actuators): actions and actuator targets are written once
+    per env step, the physics steps ``decimation`` times, then Newton's state, its sensors and the scene (contact
+    history, air time, finite-difference accelerations) update once, over the env step's dt. False (Isaac Lab's
+    default for implicit actuators): every physics step goes through Newton and the scene. Needs no Newton
+    actuator adapter (explicit actuators already take Isaac Lab's own loop), else it has no effect
+    (docs/physics_cpu.md)."""
 
 
 def mujoco_cpu_preset(mjwarp: NewtonCfg, nthread: int | None = None) -> NewtonCfg:

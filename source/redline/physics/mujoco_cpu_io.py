@@ -96,6 +96,11 @@ class StepArrays:
         d.time.numpy()[...] = out[:, s[int(bits.mjSTATE_TIME)]].reshape(d.time.shape)
         self.state[:, s[int(bits.mjSTATE_TIME)]] = out[:, s[int(bits.mjSTATE_TIME)]]
 
+    def carry(self) -> None:
+        """Take the step's output as the next step's input (MuJoCo's own trajectory, as ``rollout`` with ``nstep``
+        > 1: nothing goes through ``mjw_data``'s float32 arrays between the two steps)."""
+        self.state[...] = self.next[:, 0]
+
     def reload_time(self, d: Any) -> None:
         """Take ``mjw_data`` ``d``'s time into the next step's input again (it was written from outside)."""
         time = self.state_layout[int(mujoco.mjtState.mjSTATE_TIME)]
