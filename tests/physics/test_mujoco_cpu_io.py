@@ -104,3 +104,44 @@ def test_carried_steps_are_mujocos_own_steps_from_cold_starts() -> None:
         state = np.empty(mujoco.mj_stateSize(m, STATE_SPEC))
         mujoco.mj_getState(m, d, state, STATE_SPEC)
         np.testing.assert_array_equal(arrays.next[w, 0], state)
+
+
+CONTACT_XML = """
+<mujoco>
+  <worldbody>
+    <geom name="ground" type="plane" size="2 2 0.1"/>
+    <body name="box" pos="0 0 0.12" euler="10 20 0">
+      <freejoint/>
+      <geom name="box" type="box" size="0.1 0.1 0.1" mass="1"/>
+      <site name="centre"/>
+    </body>
+  </worldbody>
+  <sensor>
+    <contact body1="box" reduce="netforce" data="found force"/>
+    <force site="centre"/>
+    <framepos objtype="body" objname="box"/>
+  </sensor>
+</mujoco>
+"""
+
+
+def test_skipping_the_sensors_leaves_the_dynamics_and_the_last_values() -> None:
+    # fuse_decimation computes MuJoCo's sensors in the last step of a call only (mjDSBL_SENSOR before the others):
+    # a box landing on the ground moves the same bits, and the last step's contact, force and position sensors read
+    # the same values, as when every step computes them
+    from redline.physics.mujoco_cpu import SENSOR_BIT
+
+    m = mujoco.MjModel.from_xml_string(CONTACT_XML)
+    runs = []
+    for skip in (False, True):
+        d = mujoco.MjData(m)
+        for k in range(6):
+            on = not skip or k == 5
+            m.opt.disableflags = m.opt.disableflags & ~SENSOR_BIT if on else m.opt.disableflags | SENSOR_BIT
+            mujoco.mj_step(m, d)
+        runs.append((d.qpos.copy(), d.qvel.copy(), d.sensordata.copy()))
+    (qpos, qvel, sensors), (qpos_skip, qvel_skip, sensors_skip) = runs
+    assert np.linalg.norm(sensors[1:4]) > 1.0  # the box is on the ground: a net contact force [N]
+    np.testing.assert_array_equal(qpos_skip, qpos)
+    np.testing.assert_array_equal(qvel_skip, qvel)
+    np.testing.assert_array_equal(sensors_skip, sensors)

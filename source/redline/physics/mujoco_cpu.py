@@ -47,6 +47,9 @@ from redline.physics.mujoco_cpu_io import StepArrays
 from redline.physics.mujoco_cpu_models import WorldModels, hfield_geoms, place_hfields, recompiled, without_midphase
 from redline.physics.mujoco_cpu_sensors import AddedSensors
 
+SENSOR_BIT = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
+"""MuJoCo's flag that skips the sensors in a step."""
+
 
 def default_nthread() -> int:
     """This process's share of the cores it may run on (:func:`redline.host.cores_per_process`)."""
@@ -106,6 +109,7 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         """Step with MuJoCo-Warp instead (same env, same process: for side-by-side benchmarks)."""
         self.steps_per_call = 1
         """Physics steps each :meth:`step` takes (the manager sets it while it fuses an env step's decimation)."""
+        self._sensors_on = True  # MuJoCo's sensors computed in each step (:meth:`_set_sensors`)
         self.fuse_steps = True
         """With ``fuse_decimation``: an env step's physics steps in one call (False: one call each, through Newton
         as Isaac Lab's own physics-owned loop takes them; the same results, for the test and side-by-side runs)."""
@@ -207,7 +211,7 @@ class SolverMuJoCoCPU(SolverMuJoCo):
     ##
 
     def _mujoco_warp_step(self) -> None:
-        """One MuJoCo-C ``mj_step`` per world on the rollout pool, in place of MuJoCo-Warp's step."""
+        """``steps_per_call`` MuJoCo-C ``mj_step`` per world, in place of MuJoCo-Warp's step."""
         if self.use_warp_step:
             super()._mujoco_warp_step()
             return
@@ -215,16 +219,27 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         arrays = self.step_arrays
         arrays.gather(self.mjw_data)
         self._set_timestep(float(self.mjw_model.opt.timestep.numpy()[0]))
-        for k in range(self.steps_per_call):  # constant controls: the same inputs Newton would write again
-            if k:
-                arrays.carry()
-            if self._stepper is not None:
-                sensors = self.added_sensors.data
-                sensors = sensors if sensors is not None else np.zeros((self.nworld, 0))
-                self._stepper.step(arrays.control_spec, arrays.state, arrays.control, arrays.next, sensors)
-            else:
-                self._rollout_step()
+        n = self.steps_per_call
+        try:
+            for k in range(n):  # constant controls: the same inputs Newton would write again
+                if k:
+                    arrays.carry()
+                if n > 1:
+                    self._set_sensors(k == n - 1)  # only the last step's sensor values are read
+                self._step_once()
+        finally:
+            self._set_sensors(True)
         arrays.scatter(self.mjw_data)
+
+    def _step_once(self) -> None:
+        """One ``mj_step`` per world from :attr:`step_arrays`' inputs into its outputs."""
+        if self._stepper is not None:
+            arrays = self.step_arrays
+            sensors = self.added_sensors.data
+            sensors = sensors if sensors is not None else np.zeros((self.nworld, 0))
+            self._stepper.step(arrays.control_spec, arrays.state, arrays.control, arrays.next, sensors)
+        else:
+            self._rollout_step()
 
     def reload_carried_data(self) -> None:
         """Take ``mjw_data.time`` into the next step's input again after it was written from outside (a resumed
@@ -252,13 +267,27 @@ class SolverMuJoCoCPU(SolverMuJoCo):
             chunk_size=None,
         )
 
+    def _stepping_models(self) -> list[mujoco.MjModel]:
+        """Every ``MjModel`` a step reads (each world's, or the stepper's one per thread), once each."""
+        stepping = self._stepper.models if self._stepper is not None else []
+        return list({id(m): m for m in [*self.world_models.models, *stepping]}.values())
+
     def _set_timestep(self, dt: float) -> None:
         if dt == self._dt:
             return
-        stepping = self._stepper.models if self._stepper is not None else []
-        for m in {id(m): m for m in [*self.world_models.models, *stepping]}.values():
+        for m in self._stepping_models():
             m.opt.timestep = dt
         self._dt = dt
+
+    def _set_sensors(self, on: bool) -> None:
+        """Compute MuJoCo's sensors in the next steps or not (``mjDSBL_SENSOR``: the dynamics are the same bits
+        either way; skipped where a later step of the same call overwrites the values unread)."""
+        if on == self._sensors_on:
+            return
+        stepped = self._stepper.models if self._stepper is not None else self._stepping_models()
+        for m in stepped:  # the stepper's own copies only: the worlds' models (its source) keep their sensors
+            m.opt.disableflags = m.opt.disableflags & ~SENSOR_BIT if on else m.opt.disableflags | SENSOR_BIT
+        self._sensors_on = on
 
     def step(self, state_in: State, state_out: State, control: Any, contacts: Contacts | None, dt: float) -> None:
         if getattr(state_out, "body_qdd", None) is not None:

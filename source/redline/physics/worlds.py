@@ -7,27 +7,24 @@ and copies into it, before each world's step, only the bytes that differ between
 in a small C loop (``worlds.c``) on its own threads with the GIL released. Same model values, same step: the result
 is bitwise what rollout gives with the per-world models (tests/physics/test_worlds.py).
 
-The C file is compiled on first use with the system C compiler (``cc``) against the installed mujoco wheel's headers
-and library, into ``$XDG_CACHE_HOME/redline`` (default ``~/.cache/redline``), keyed by the source and the mujoco
-version. Without a compiler, or if the build fails, :func:`library` returns None with the reason and the solver keeps
-rollout's per-world models (slower, same results); ``REDLINE_WORLD_STEPPER=off`` chooses that path.
+The C file is compiled on first use (:mod:`redline.native`) with the system C compiler against the mujoco wheel's
+headers and library, into ``$XDG_CACHE_HOME/redline`` (default ``~/.cache/redline``), keyed by the source and the
+mujoco version. Without a compiler, or if the build fails, :func:`library` returns None with the reason and the
+solver keeps rollout's per-world models (slower, same results); ``REDLINE_WORLD_STEPPER=off`` chooses that path.
 """
 
 from __future__ import annotations
 
 import copy
 import ctypes
-import hashlib
 import logging
-import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import mujoco
 import numpy as np
+
+from redline import native
 
 logger = logging.getLogger(__name__)
 
@@ -51,33 +48,14 @@ def library() -> tuple[ctypes.CDLL | None, str]:
 
 
 def _build() -> tuple[ctypes.CDLL | None, str]:
-    if os.environ.get(SWITCH, "on") == "off":
-        return None, f"{SWITCH}=off"
-    compiler = shutil.which(os.environ.get("CC", "cc"))
-    if compiler is None:
-        return None, "no C compiler (cc) on PATH"
     package = Path(mujoco.__file__).parent
     libs = sorted(package.glob("libmujoco.so*"))
     if not libs or not (package / "include" / "mujoco" / "mujoco.h").is_file():
         return None, f"the mujoco wheel at {package} has no headers or library"
-    text = SOURCE.read_bytes()
-    key = hashlib.sha256(text + mujoco.__version__.encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "redline"
-    target = cache / f"worlds-{key}.so"
-    if not target.is_file():
-        try:
-            cache.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryDirectory(dir=cache) as tmp:
-                built = Path(tmp) / target.name
-                command = [compiler, "-O2", "-shared", "-fPIC", "-pthread", f"-I{package / 'include'}", str(SOURCE),
-                           "-o", str(built), str(libs[0]), f"-Wl,-rpath,{package}"]  # fmt: skip
-                proc = subprocess.run(command, capture_output=True, text=True)
-                if proc.returncode != 0:
-                    return None, f"building {SOURCE.name} failed: {(proc.stderr.strip().splitlines() or ['?'])[0]}"
-                os.replace(built, target)  # atomic: a concurrent process sees the whole file or none
-        except OSError as exc:
-            return None, f"cannot build {SOURCE.name} in {cache}: {exc}"
-    lib = ctypes.CDLL(str(target))
+    flags = ["-pthread", f"-I{package / 'include'}"]
+    lib, reason = native.build(SOURCE, SWITCH, flags, [str(libs[0]), f"-Wl,-rpath,{package}"], mujoco.__version__)
+    if lib is None:
+        return None, reason
     lib.redline_step_worlds.restype = ctypes.c_int
     return lib, ""
 

@@ -2,8 +2,9 @@
 
 :class:`~redline.seeding.streams.EnvStreams` on the CPU draws through here: the same Philox4x32-10 counters as its
 torch path, ``(global env id, episode, domain, block)``, computed with :func:`~redline.seeding.philox.philox_pairs`
-(30 numpy operations) instead of ~200 torch ops, so the words are bitwise the same and a subset's draw costs what a
-whole batch's does (2026-12-06: 0.9 ms -> ~0.1 ms per reset draw of a 512-env Go1; docs/performance.md).
+(its rounds in C, else 30 numpy operations) instead of ~200 torch ops, so the words are bitwise the same and a
+subset's draw costs what a whole batch's does (2026-12-06: 0.9 ms -> ~0.1 ms per reset draw of a 512-env Go1;
+docs/performance.md).
 """
 
 from __future__ import annotations
