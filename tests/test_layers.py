@@ -39,9 +39,10 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "atomic": (set(), set()),  # write-then-rename
     "validation": (set(), {"errors"}),  # the rules every layer checks values against
     "host": (set(), {"errors"}),  # the machine: cores, memory
+    "native": (set(), set()),  # small C files built on first use (2026-12-07)
     "device": ({"torch"}, {"errors"}),  # which device a run uses
     # -- the data path: simulator-free (SIMULATOR_FREE)
-    "seeding": ({"torch", "numpy"}, {"errors"}),  # numpy: the host Philox path
+    "seeding": ({"torch", "numpy"}, {"errors", "native"}),  # numpy and native: the host Philox path
     "learning": ({"torch", "tensordict", "rsl_rl"}, {"errors", "validation", "seeding", "run_state.parts"}),
     "outputs": ({"torch", "rich"}, {"errors", "atomic"}),
     "telemetry": ({"torch", "pynvml"}, {"errors"}),
@@ -56,7 +57,7 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "run_state": ({"torch", "warp", "isaaclab", "isaaclab_newton"}, {"errors", "seeding"}),
     "physics": (
         {"torch", "numpy", "warp", "newton", "mujoco", "gymnasium", "isaaclab", "isaaclab_newton", "isaaclab_tasks"},
-        {"errors", "host", "device", "seeding"},
+        {"errors", "host", "device", "seeding", "native"},
     ),
     "assets": ({"numpy", "mujoco", "pxr", "isaaclab", "isaaclab_newton", "isaaclab_physx"}, {"__init__", "atomic"}),
     "caches": (set(), {"errors", "outputs", "assets"}),  # what a run leaves on disk besides its folder
@@ -92,7 +93,7 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "bench": (  # beside the commands: a bench times what a command runs
         {"torch", "tensordict", "rsl_rl", "numpy", "scipy", "matplotlib", "mujoco", "isaaclab_rl", "warp"},
         _names("errors atomic validation host device options seeding learning outputs telemetry runners")
-        | {"caches", "envs", "commands"},
+        | {"caches", "envs", "commands", "physics"},  # physics: the fuse_decimation override's one token
     ),
     "cli": (  # and bench/, by name only: test_only_the_cli_reaches_the_benches
         {"gymnasium"},
@@ -126,8 +127,8 @@ SUBPACKAGES: dict[str, tuple[set[str], set[str]]] = {
 }
 """Sub-packages with their own rule (test_subpackage_imports_only_what_it_may); each stays simulator-free."""
 
-SIMULATOR_FREE = ("__init__", "errors", "atomic", "validation", "host", "device", "seeding", "learning", "outputs",
-                  "telemetry", "runners", "options")  # fmt: skip
+SIMULATOR_FREE = ("__init__", "errors", "atomic", "validation", "host", "native", "device", "seeding", "learning",
+                  "outputs", "telemetry", "runners", "options")  # fmt: skip
 """The layers that run under plain pytest on any machine: no simulator package in their rule."""
 
 SIMULATOR_FREE_MODULES = ("run_state.parts", "run_state.layout", "run_state.generators", "run_state.tree")
