@@ -120,8 +120,8 @@ def rates(records: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def bench(task: str, num_envs: int, iterations: int, rounds: int, fuse: bool = False) -> dict[str, Any]:
-    """The three figures of the module docs for one task (``fuse``: and the default command with
-    :data:`FUSE_MODE`'s override, alternating with the others)."""
+    """The figures of the module docs for one task (``fuse``: also :data:`FUSE_MODE`, alternating with the
+    other modes)."""
     raw = raw_rollout_sps(task, num_envs)
     modes = {**MODES, FUSE_MODE: [FUSE_DECIMATION]} if fuse else MODES
     runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
