@@ -182,7 +182,7 @@ def show(result: dict[str, Any]) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``redline bench distributed``'s own options."""
     parser.add_argument("--nproc", type=positive_int, default=2, help="ranks compared with 1 (2)")
-    parser.add_argument("--shape", choices=list(SHAPES), default="tiny", help="legged | tiny (tiny)")
+    parser.add_argument("--shape", choices=list(SHAPES), default="tiny", help=f"{' | '.join(SHAPES)} (tiny)")
     parser.add_argument("--num_envs", type=positive_int, help="global envs (the shape's)")
     parser.add_argument("--iterations", type=positive_int, default=3, help="timed iterations (3)")
     parser.add_argument("--weak", action="store_true", help="each rank keeps --num_envs (weak scaling)")

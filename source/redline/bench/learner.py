@@ -208,7 +208,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shape",
         default=None,
-        help=f"{' | '.join(SHAPES)} (legged, 4096 envs; tiny, 8 envs); with --rollout: "
+        help=f"{' | '.join(SHAPES)} (legged, 4096 envs; tiny, 8 envs; go1_rank, 512 envs: one of the Go1 "
+        f"CPU default's 2 ranks); with --rollout: "
         f"{' | '.join(TASK_SHAPES)} (default: all three)",
     )
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="both learners' (fp32)")

@@ -128,6 +128,8 @@ SHAPES: dict[str, dict[str, Any]] = {
     "legged": {"num_envs": 4096, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [512, 256, 128]},
     # the overhead floor: the same networks and schedule at 8 envs, where arithmetic is negligible
     "tiny": {"num_envs": 8, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [512, 256, 128]},
+    # one rank of Redline-Velocity-Flat-Go1's CPU default (2 x 512 envs): 512 envs x 24 steps, its [128, 128, 128]
+    "go1_rank": {"num_envs": 512, "steps": 24, "num_obs": 48, "num_actions": 12, "hidden": [128, 128, 128]},
 }
 """Benchmark shapes."""
 
