@@ -11,6 +11,13 @@ training time (``wall_time_s``), the wall time since the command started (``sinc
 runs before 2026-12-06's session 19 lack it) and env steps at that window's end, or the run's totals and its last
 window's errors when it never walked (censored); then the IQM of both times with a 95 % percentile bootstrap CI (2,000
 resamples, numpy seed 0; censored runs count at their totals, which makes the IQM a lower bound).
+
+    python scripts/walk_time.py RUN [RUN ...] --vs OTHER [OTHER ...]
+
+pairs the runs by position (the same seed each, e.g. one option on and off) and adds, per pair, the ratio RUN /
+OTHER of the env steps and of the wall time from launch to walk, their mean over the pairs with a 95 % bootstrap CI
+over the pairs (same estimator), and how many pairs walked sooner, at the same window, or later (a censored run counts
+at its totals: its ratio is then a bound).
 """
 
 from __future__ import annotations
@@ -99,11 +106,37 @@ def walk_time(run: Path) -> dict[str, Any]:
     }
 
 
+def paired(rows: list[dict[str, Any]], others: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per metric (``env_steps``, ``launch_minutes``): the per-pair ratios ``rows[i] / others[i]``, their mean and
+    its 95 % bootstrap CI over the pairs, and the pairs where ``rows`` walked sooner / the same / later."""
+    out: dict[str, dict[str, Any]] = {}
+    for key in ("env_steps", "launch_minutes"):
+        if any(r[key] is None for r in rows + others):
+            continue  # runs from before since_launch_s
+        ratios = np.array([r[key] / o[key] for r, o in zip(rows, others, strict=True)])
+        low, high = stats.stratified_bootstrap_ci([ratios], statistic=lambda x: x.mean(axis=-1))
+        out[key] = {
+            "ratios": ratios.tolist(),
+            "mean": float(ratios.mean()),
+            "ci95": (low, high),
+            "sooner": int((ratios < 1.0).sum()),
+            "same": int((ratios == 1.0).sum()),
+            "later": int((ratios > 1.0).sum()),
+        }
+    return out
+
+
 def main(argv: list[str]) -> int:
-    if not argv:
+    if not argv or argv[0] == "--vs":
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
-    rows = [walk_time(Path(a)) for a in argv]
+    vs = argv.index("--vs") if "--vs" in argv else len(argv)
+    mine, theirs = argv[:vs], argv[vs + 1 :]
+    if vs < len(argv) and len(theirs) != len(mine):
+        print(f"walk_time.py: error: --vs: {len(theirs)} runs after it, {len(mine)} before (pairs)", file=sys.stderr)
+        return 2
+    rows = [walk_time(Path(a)) for a in mine]
+    others = [walk_time(Path(a)) for a in theirs]
     for r in rows:
         state = "never walked (totals)" if r["censored"] else "walked"
         launch = "" if r["launch_minutes"] is None else f" ({r['launch_minutes']:.2f} min from launch)"
@@ -123,6 +156,14 @@ def main(argv: list[str]) -> int:
             print(
                 f"IQM {what} to walk: {stats.iqm(minutes):.2f} min [{low:.2f}, {high:.2f}] over {len(rows)} runs{note}"
             )
+    for key, result in paired(rows, others).items() if others else ():
+        either = sum(r["censored"] or o["censored"] for r, o in zip(rows, others, strict=True))
+        bound = f" ({either} pairs with a censored run: its ratio a bound)" if either else ""
+        low, high = result["ci95"]
+        print(
+            f"paired {key}, RUN / OTHER: mean {result['mean']:.3f} [{low:.3f}, {high:.3f}] over {len(rows)} pairs;"
+            f" sooner {result['sooner']}, same {result['same']}, later {result['later']}{bound}"
+        )
     return 0
 
 

@@ -89,6 +89,35 @@ def test_the_time_out_share_is_counted_from_the_window_s_episodes_where_the_reco
     assert walk.walk_time(_run(tmp_path, records))["timeouts"] == pytest.approx(0.99)
 
 
+def test_paired_runs_give_per_pair_ratios_and_a_count_of_sooner_same_later(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``RUN... --vs OTHER...`` pairs by position: env steps and wall time from launch as RUN / OTHER per pair."""
+    walk = _script("walk_time")
+
+    def run(name: str, walks_from: int) -> str:
+        records = [
+            {
+                **_record(i, 0.3, 0.3, *((0.95, 0.05) if i >= walks_from else (0.5, 0.5))),
+                "since_launch_s": 30.0 + 6.0 * (i + 1),
+            }
+            for i in range(40)
+        ]
+        (tmp_path / name).mkdir()
+        return str(_run(tmp_path / name, records))
+
+    mine = [run("a1", 10), run("a2", 20)]  # walk at iterations 19 and 29
+    theirs = [run("b1", 20), run("b2", 20)]  # both at 29
+    result = walk.paired([walk.walk_time(Path(r)) for r in mine], [walk.walk_time(Path(r)) for r in theirs])
+    assert result["env_steps"]["ratios"] == [20_000 / 30_000, 1.0]
+    assert (result["env_steps"]["sooner"], result["env_steps"]["same"], result["env_steps"]["later"]) == (1, 1, 0)
+    assert result["launch_minutes"]["ratios"][0] == pytest.approx((30 + 120) / (30 + 180))
+    assert walk.main([*mine, "--vs", *theirs]) == 0
+    assert "paired env_steps, RUN / OTHER: mean 0.833" in capsys.readouterr().out
+    assert walk.main([*mine, "--vs", theirs[0]]) == 2  # unpaired counts: refused in one line
+    assert capsys.readouterr().err.strip() == "walk_time.py: error: --vs: 1 runs after it, 2 before (pairs)"
+
+
 def test_a_folder_without_metrics_is_a_one_line_error(tmp_path: Path) -> None:
     walk = _script("walk_time")
     with pytest.raises(SystemExit, match=r"^walk_time.py: error: RUN_DIR: .* holds no metrics.jsonl") as exit_:
