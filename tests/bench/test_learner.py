@@ -46,7 +46,7 @@ def test_rollout_mode_splits_each_learners_time_per_env_step(capsys: pytest.Capt
     ("args", "message"),
     [
         (["--rollout", "--shape", "legged"], "--shape: 'legged' with --rollout (valid: cartpole, ant, go1)"),
-        (["--shape", "go1"], "--shape: 'go1' (valid: legged, tiny; the task shapes need --rollout)"),
+        (["--shape", "go1"], "--shape: 'go1' (valid: legged, tiny, go1_rank; the task shapes need --rollout)"),
         (["--rollout", "--precision", "bf16"], "--rollout: measures the CPU in fp32"),
     ],
 )
