@@ -108,7 +108,8 @@ def walk_time(run: Path) -> dict[str, Any]:
 
 def paired(rows: list[dict[str, Any]], others: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per metric (``env_steps``, ``launch_minutes``): the per-pair ratios ``rows[i] / others[i]``, their mean and
-    its 95 % bootstrap CI over the pairs, and the pairs where ``rows`` walked sooner / the same / later."""
+    its 95 % bootstrap CI over the pairs, the pairs where ``rows`` walked sooner / the same / later, and the pairs
+    with a censored run (whose ratio is a bound)."""
     out: dict[str, dict[str, Any]] = {}
     for key in ("env_steps", "launch_minutes"):
         if any(r[key] is None for r in rows + others):
@@ -122,6 +123,7 @@ def paired(rows: list[dict[str, Any]], others: list[dict[str, Any]]) -> dict[str
             "sooner": int((ratios < 1.0).sum()),
             "same": int((ratios == 1.0).sum()),
             "later": int((ratios > 1.0).sum()),
+            "censored_pairs": sum(r["censored"] or o["censored"] for r, o in zip(rows, others, strict=True)),
         }
     return out
 
@@ -156,8 +158,8 @@ def main(argv: list[str]) -> int:
             print(
                 f"IQM {what} to walk: {stats.iqm(minutes):.2f} min [{low:.2f}, {high:.2f}] over {len(rows)} runs{note}"
             )
-    for key, result in paired(rows, others).items() if others else ():
-        either = sum(r["censored"] or o["censored"] for r, o in zip(rows, others, strict=True))
+    for key, result in (paired(rows, others) if others else {}).items():
+        either = result["censored_pairs"]
         bound = f" ({either} pairs with a censored run: its ratio a bound)" if either else ""
         low, high = result["ci95"]
         print(

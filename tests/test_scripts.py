@@ -111,6 +111,7 @@ def test_paired_runs_give_per_pair_ratios_and_a_count_of_sooner_same_later(
     result = walk.paired([walk.walk_time(Path(r)) for r in mine], [walk.walk_time(Path(r)) for r in theirs])
     assert result["env_steps"]["ratios"] == [20_000 / 30_000, 1.0]
     assert (result["env_steps"]["sooner"], result["env_steps"]["same"], result["env_steps"]["later"]) == (1, 1, 0)
+    assert result["env_steps"]["censored_pairs"] == 0
     assert result["launch_minutes"]["ratios"][0] == pytest.approx((30 + 120) / (30 + 180))
     assert walk.main([*mine, "--vs", *theirs]) == 0
     assert "paired env_steps, RUN / OTHER: mean 0.833" in capsys.readouterr().out
