@@ -16,6 +16,7 @@ from isaaclab.utils import configclass
 from tensordict import TensorDict
 
 from redline.assets import ensure_asset_root
+from redline.physics.mujoco_cpu_telemetry import bind_actuator_telemetry
 from redline.physics.offer import with_mujoco_cpu
 from redline.run_state.env_state import gather_env_state, restore_env_state
 from redline.seeding import EnvStreams, Strategy, check_seed, parse_strategy
@@ -115,6 +116,7 @@ class RedlineEnvMixin:
         ensure_asset_root()
         self.streams = make_streams(cfg.seeding, cfg.seed, cfg.scene.num_envs, cfg.sim.device)
         super().__init__(cfg, render_mode, **kwargs)  # type: ignore[call-arg]
+        bind_actuator_telemetry(self.scene)  # type: ignore[attr-defined]  # a fused env step's torque telemetry
 
     def step(self, action: torch.Tensor) -> tuple[Any, ...]:
         """Isaac Lab's step; with the task's ``final_observation`` on, its extras carry :data:`FINAL_OBSERVATION`."""

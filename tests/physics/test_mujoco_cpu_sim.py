@@ -27,6 +27,8 @@ class Trajectory:
     truncated: torch.Tensor
     wrench: torch.Tensor
     """Joint-wrench sensor force and torque of every body (empty when the scene has no such sensor)."""
+    applied_torque: torch.Tensor
+    """The drives' applied torque as the env step's rewards read it (``data.applied_torque``) [N m]."""
     step_parity: StepParity | None = None
     """The per-physics-step comparison with MuJoCo-Warp, when asked for."""
 
@@ -158,6 +160,7 @@ def _run(
             _, reward, terminated, truncated, _ = env.step(_wave(t, u.streams.global_ids, n_act))
             out["joint_pos"].append(robot.data.joint_pos.torch.clone())
             out["joint_vel"].append(robot.data.joint_vel.torch.clone())
+            out["applied_torque"].append(robot.data.applied_torque.torch.clone())
             out["reward"].append(reward.clone())
             out["terminated"].append(terminated.clone())
             out["truncated"].append(truncated.clone())
@@ -320,13 +323,16 @@ def test_fused_decimation_is_the_same_physics_in_one_call(task: str, steps: int)
     # once) and an env step's physics steps in one C call. Against the same loop with one call per physics step
     # through Newton, the only difference is the float32 round trip through Newton's arrays the fused call skips;
     # against the default loop (the scene updated after every physics step), the physics is the same too: what
-    # the scene samples once per env step (contact history, the applied torque, accelerations) is what differs.
+    # the scene samples once per env step (contact history, accelerations) is what differs. The implicit drives'
+    # applied torque is the default loop's in both owned loops: refreshed before the last physics step (from the
+    # C-held state in the fused call), not left at the env step's start, where the PD error is largest.
     fused = _run(task, "mujoco_cpu", 4, steps, nthread=1, fuse=True)
     loop = _run(task, "mujoco_cpu", 4, steps, nthread=1, fuse=True, fuse_steps=False)
     default = _run(task, "mujoco_cpu", 4, steps, nthread=1)
     for other in (loop, default):
         assert _max_diff(fused.joint_pos, other.joint_pos) < 1e-4  # [rad] or [m]
         assert _max_diff(fused.joint_vel, other.joint_vel) < 1e-3  # [rad/s] or [m/s]
+        assert _max_diff(fused.applied_torque, other.applied_torque) < 1e-3  # [N m]; ~20 at the step's start
         assert torch.equal(fused.terminated, other.terminated)
     assert _max_diff(fused.joint_pos[0], loop.joint_pos[0]) < 1e-6  # one env step: float32 rounding
     assert _max_diff(fused.reward, loop.reward) < 1e-4

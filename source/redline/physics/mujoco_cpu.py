@@ -33,11 +33,13 @@ from typing import Any, cast
 
 import mujoco
 import numpy as np
+import warp as wp
 from isaaclab.physics import PhysicsManager
 from isaaclab_newton.physics import NewtonManager
 from isaaclab_newton.physics.mjwarp_manager import NewtonMJWarpManager
 from mujoco import rollout
 from newton import Contacts, Model, ModelFlags, State
+from newton._src.solvers.mujoco.kernels import convert_mj_coords_to_warp_kernel
 from newton.solvers import SolverMuJoCo
 
 from redline.errors import UserError
@@ -46,6 +48,7 @@ from redline.physics import worlds
 from redline.physics.mujoco_cpu_io import StepArrays
 from redline.physics.mujoco_cpu_models import WorldModels, hfield_geoms, place_hfields, recompiled, without_midphase
 from redline.physics.mujoco_cpu_sensors import AddedSensors
+from redline.physics.mujoco_cpu_telemetry import TelemetryRefresh
 
 SENSOR_BIT = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
 """MuJoCo's flag that skips the sensors in a step."""
@@ -110,6 +113,10 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         self.steps_per_call = 1
         """Physics steps each :meth:`step` takes (the manager sets it while it fuses an env step's decimation)."""
         self._sensors_on = True  # MuJoCo's sensors computed in each step (:meth:`_set_sensors`)
+        self.telemetry = TelemetryRefresh()
+        """The implicit drives' torque telemetry, refreshed before the last physics step of an env step the manager
+        owns (:mod:`.mujoco_cpu_telemetry`)."""
+        self._state_in: State | None = None  # the input state of the step in progress
         self.fuse_steps = True
         """With ``fuse_decimation``: an env step's physics steps in one call (False: one call each, through Newton
         as Isaac Lab's own physics-owned loop takes them; the same results, for the test and side-by-side runs)."""
@@ -220,16 +227,46 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         arrays.gather(self.mjw_data)
         self._set_timestep(float(self.mjw_model.opt.timestep.numpy()[0]))
         n = self.steps_per_call
+        telemetry = self.telemetry
         try:
             for k in range(n):  # constant controls: the same inputs Newton would write again
                 if k:
                     arrays.carry()
+                if telemetry.due():
+                    if k:  # else Newton's input state already is this state
+                        self._export_state()
+                    telemetry.refresh()
                 if n > 1:
                     self._set_sensors(k == n - 1)  # only the last step's sensor values are read
                 self._step_once()
+                telemetry.taken += 1
         finally:
             self._set_sensors(True)
         arrays.scatter(self.mjw_data)
+
+    def _export_state(self) -> None:
+        """The joint coordinates of Newton's input state of this step <- the state the C call holds now: a float32
+        copy the telemetry reads (the C trajectory goes on from its float64 state; the step's output overwrites it).
+
+        The joint half of Newton's ``_update_newton_state`` (its kernel and arguments; no forward kinematics, which
+        nothing reads before the step's output replaces them)."""
+        state = self._state_in
+        assert state is not None
+        self.step_arrays.scatter(self.mjw_data)
+        model, d = self.model, self.mjw_data
+        joints = model.joint_count // self.nworld
+        dof_ref = getattr(getattr(model, "mujoco", None), "dof_ref", None)
+        wp.launch(
+            convert_mj_coords_to_warp_kernel,
+            dim=(self.nworld, joints),
+            inputs=[
+                *(d.qpos, d.qvel, joints, model.joint_type, model.joint_q_start, model.joint_qd_start),
+                *(model.joint_dof_dim, model.joint_child, model.joint_X_p, model.joint_X_c, model.body_com, dof_ref),
+                *(model.body_flags, state.joint_q, state.joint_qd, self.mj_q_start, self.mj_qd_start),
+            ],
+            outputs=[state.joint_q, state.joint_qd],
+            device=model.device,
+        )
 
     def _step_once(self) -> None:
         """One ``mj_step`` per world from :attr:`step_arrays`' inputs into its outputs."""
@@ -297,7 +334,11 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         wants_wrenches = getattr(state_out, "body_parent_f", None) is not None
         if wants_wrenches and not self.reports_wrenches and not self.use_warp_step:
             self._add_wrench_sensors()  # a joint-wrench sensor exists: from this step on
-        super().step(state_in, state_out, control, contacts, dt)
+        self._state_in = state_in
+        try:
+            super().step(state_in, state_out, control, contacts, dt)
+        finally:
+            self._state_in = None
 
     ##
     # Sensors and contacts handed to Newton
@@ -366,9 +407,23 @@ class NewtonMuJoCoCPUManager(NewtonMJWarpManager):
     @classmethod
     def _simulate_full(cls) -> None:
         solver = NewtonManager._solver
+        if not (cls._owns_decimation() and isinstance(solver, SolverMuJoCoCPU)):
+            super()._simulate_full()
+            return
+        # the implicit drives' telemetry from the state before the last physics step, as Isaac Lab's loops have it
+        solver.telemetry.begin(cls._decimation, cls._num_substeps, cls._republish)
+        try:
+            cls._simulate_owned(solver)
+        finally:
+            solver.telemetry.end()
+
+    @classmethod
+    def _simulate_owned(cls, solver: SolverMuJoCoCPU) -> None:
+        """An env step's physics in one C call per substep when nothing runs between its physics steps (no
+        actuator or force callbacks, MuJoCo's own contacts), else Isaac Lab's loop of one call per physics step."""
         fusable = not (cls._post_actuator_callbacks or cls._state_force_callbacks or cls._needs_collision_pipeline)
-        if not (cls._owns_decimation() and fusable and isinstance(solver, SolverMuJoCoCPU) and solver.fuse_steps):
-            super()._simulate_full()  # one solver call per physics step
+        if not (fusable and solver.fuse_steps):
+            super()._simulate_full()
             return
         cls._stage_body_forces()
         solver.steps_per_call = cls._decimation
@@ -376,9 +431,14 @@ class NewtonMuJoCoCPUManager(NewtonMJWarpManager):
             cls._run_solver_substeps(None)  # num_substeps calls of decimation C steps each
         finally:
             solver.steps_per_call = 1
+        cls._republish()
+        cls._update_sensors(None)
+
+    @classmethod
+    def _republish(cls) -> None:
+        """Isaac Lab's post-step callbacks (an articulation's user-ordered copies of the state)."""
         for callback in cls._post_step_callbacks:
             callback()
-        cls._update_sensors(None)
 
     @classmethod
     def _create_solver(cls, model: Model, solver_cfg: Any) -> SolverMuJoCo:
