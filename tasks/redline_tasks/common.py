@@ -116,7 +116,7 @@ class RedlineEnvMixin:
         ensure_asset_root()
         self.streams = make_streams(cfg.seeding, cfg.seed, cfg.scene.num_envs, cfg.sim.device)
         super().__init__(cfg, render_mode, **kwargs)  # type: ignore[call-arg]
-        bind_actuator_telemetry(self.scene)  # type: ignore[attr-defined]  # a fused env step's torque telemetry
+        bind_actuator_telemetry(self)  # a fused env step's torque telemetry
 
     def step(self, action: torch.Tensor) -> tuple[Any, ...]:
         """Isaac Lab's step; with the task's ``final_observation`` on, its extras carry :data:`FINAL_OBSERVATION`."""

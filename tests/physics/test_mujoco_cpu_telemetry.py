@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from redline.physics.mujoco_cpu_telemetry import TelemetryRefresh, implicit_telemetry
+from redline.physics.mujoco_cpu_telemetry import TelemetryRefresh, bind_actuator_telemetry, implicit_telemetry
 
 
 class Executor:
@@ -64,3 +64,14 @@ def test_the_managers_work_runs_before_the_refreshes() -> None:
     telemetry.refresh()
     assert order == ["republish", "telemetry"]
     assert implicit_telemetry(SimpleNamespace()) is None  # no actuator collection at all
+
+
+def test_an_env_binds_its_articulations_only_on_a_solver_that_refreshes() -> None:
+    telemetry = TelemetryRefresh()
+    scene = SimpleNamespace(articulations={"robot": _articulation(Executor())})
+    bind_actuator_telemetry(SimpleNamespace(sim=SimpleNamespace(physics_manager=SimpleNamespace(_solver=None))))
+    other = SimpleNamespace(_solver=SimpleNamespace())  # another physics: its solver has no telemetry
+    bind_actuator_telemetry(SimpleNamespace(sim=SimpleNamespace(physics_manager=other), scene=scene))
+    manager = SimpleNamespace(_solver=SimpleNamespace(telemetry=telemetry))
+    bind_actuator_telemetry(SimpleNamespace(sim=SimpleNamespace(physics_manager=manager), scene=scene))
+    assert list(telemetry.refreshers) == [id(scene.articulations["robot"])]

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from redline.errors import ExpectedExit
+from redline.physics.mujoco_cpu_telemetry import bind_actuator_telemetry
 
 
 @contextmanager
@@ -27,8 +28,6 @@ def isaaclab_env(task: str, env_cfg: Any, device: str | None = None, visualizer:
     import gymnasium as gym
     from isaaclab.app import launch_simulation
 
-    from redline.physics.mujoco_cpu_telemetry import bind_actuator_telemetry
-
     if device is None:
         device = env_cfg.sim.device
     elif env_cfg.sim.device != device:
@@ -41,7 +40,7 @@ def isaaclab_env(task: str, env_cfg: Any, device: str | None = None, visualizer:
     with launch_simulation(env_cfg, launcher_args):
         try:
             env = gym.make(task, cfg=env_cfg)
-            bind_actuator_telemetry(getattr(env.unwrapped, "scene", None))  # any task's, on physics=mujoco_cpu
+            bind_actuator_telemetry(env.unwrapped)  # any task's, on physics=mujoco_cpu
             try:
                 yield env
             finally:

@@ -78,13 +78,12 @@ class TelemetryRefresh:
             refresh()
 
 
-def bind_actuator_telemetry(scene: Any) -> None:
-    """Have ``physics=mujoco_cpu`` refresh the implicit drives' telemetry of ``scene``'s articulations in the env
-    steps it owns; a no-op on any other physics (or before the solver exists) and when bound already."""
-    from isaaclab_newton.physics import NewtonManager  # heavy: only once a simulation runs
-
-    telemetry = getattr(NewtonManager._solver, "telemetry", None)
+def bind_actuator_telemetry(env: Any) -> None:
+    """Have ``physics=mujoco_cpu`` refresh the implicit drives' telemetry of the articulations of ``env`` (an Isaac
+    Lab env, unwrapped) in the env steps it owns; a no-op on any other physics and when bound already."""
+    solver = getattr(getattr(getattr(env, "sim", None), "physics_manager", None), "_solver", None)
+    telemetry = getattr(solver, "telemetry", None)
     if not isinstance(telemetry, TelemetryRefresh):
         return
-    for articulation in getattr(scene, "articulations", {}).values():
+    for articulation in getattr(getattr(env, "scene", None), "articulations", {}).values():
         telemetry.bind(articulation)
