@@ -137,7 +137,7 @@ def _run(
 ) -> Trajectory:
     """``steps`` env steps of ``task`` from seed 7 (``per_env`` seeding: the same start states for any physics);
     ``fuse``: with ``fuse_decimation``, its physics steps in one call each (``fuse_steps``) or one call apiece."""
-    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [f"physics={physics}", *_fused(fuse)])
+    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [f"physics={physics}", *_fused(fuse, physics)])
     env_cfg.scene.num_envs = num_envs
     env_cfg.seed = 7
     env_cfg.seeding.strategy = "per_env"
@@ -177,10 +177,11 @@ def _run(
     return Trajectory(**stacked, step_parity=check)
 
 
-def _fused(fuse: bool) -> list[str]:
-    from redline.physics.mujoco_cpu_cfg import FUSE_DECIMATION
+def _fused(fuse: bool, physics: str) -> list[str]:
+    """On ``mujoco_cpu`` the override either way (the flat Go1 fuses by default); the other physics have none."""
+    from redline.physics.mujoco_cpu_cfg import fuse_decimation_override
 
-    return [FUSE_DECIMATION] if fuse else []
+    return [fuse_decimation_override(fuse)] if physics == "mujoco_cpu" else []
 
 
 class CCalls:

@@ -12,7 +12,13 @@ from isaaclab_newton.physics import MJWarpSolverCfg, NewtonCfg
 PRESET_NAME = "mujoco_cpu"
 """The preset token: ``physics=mujoco_cpu``."""
 
-FUSE_DECIMATION = "env.sim.physics.solver_cfg.fuse_decimation=true"
+
+def fuse_decimation_override(on: bool) -> str:
+    """The override that turns :attr:`MuJoCoCPUSolverCfg.fuse_decimation` on or off."""
+    return f"env.sim.physics.solver_cfg.fuse_decimation={'true' if on else 'false'}"
+
+
+FUSE_DECIMATION = fuse_decimation_override(True)
 """The override that turns :attr:`MuJoCoCPUSolverCfg.fuse_decimation` on."""
 
 
@@ -38,7 +44,7 @@ class MuJoCoCPUSolverCfg(MJWarpSolverCfg):
     history, air time, finite-difference accelerations) update once, over the env step's dt. False (Isaac Lab's
     default for implicit actuators): every physics step goes through Newton and the scene. Needs no Newton
     actuator adapter (explicit actuators already take Isaac Lab's own loop), else it has no effect
-    (docs/physics_cpu.md)."""
+    (docs/physics_cpu.md). The flat Go1 turns it on (docs/go1.md)."""
 
 
 def mujoco_cpu_preset(mjwarp: NewtonCfg, nthread: int | None = None) -> NewtonCfg:

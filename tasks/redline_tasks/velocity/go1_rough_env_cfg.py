@@ -106,6 +106,7 @@ class Go1RoughEnvCfg(Go1FlatEnvCfg):
         newton_mjwarp.solver_cfg.nconmax = 100
         self.sim.physics.mujoco_cpu.solver_cfg.njmax = 400
         self.sim.physics.mujoco_cpu.solver_cfg.nconmax = 100
+        self.sim.physics.mujoco_cpu.solver_cfg.fuse_decimation = False  # the flat Go1's; not measured on rough ground
 
 
 @configclass
