@@ -2,7 +2,7 @@
 
 import pytest
 
-from redline.bench.cores import rates
+from redline.bench.cores import of_raw, rates
 
 
 def _record(env_steps: int, sps: float, collect_s: float) -> dict:
@@ -24,3 +24,14 @@ def test_rates_leave_the_first_iteration_out_and_take_medians():
 def test_rates_need_two_iterations():
     with pytest.raises(ValueError, match="two iterations"):
         rates([_record(1000, 1.0, 1.0)])
+
+
+def test_of_raw_divides_each_round_by_its_own_raw_rate():
+    # raw doubled between the rounds, the mode's rate with it: the share is the same in both
+    assert of_raw([5.0, 10.0], [10.0, 20.0]) == 0.5
+    assert of_raw([6.0, 10.0, 3.0], [10.0, 20.0, 10.0]) == 0.5  # median of 0.6, 0.5, 0.3
+
+
+def test_of_raw_needs_one_raw_rate_per_round():
+    with pytest.raises(ValueError, match="one raw rate per round"):
+        of_raw([1.0, 2.0], [1.0])

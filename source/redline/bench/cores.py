@@ -18,6 +18,8 @@ out), i.e. what the mode would do collecting without learning.
 The two training modes run as whole ``redline train`` subprocesses in alternating rounds (so load drifts on a
 shared machine slow both alike); a mode's figure is the median over rounds of the median per-iteration ``sps`` of
 the iterations after the first (which pays for allocation and Warp's kernel loading). Start-up is not counted.
+Raw ``mujoco.rollout`` is timed again (5 s) before every round, and a mode's share of raw is the median over rounds
+of its rate over that round's raw rate (:func:`of_raw`): the VM's speed drifts by a third within an hour.
 
 Run: ``redline bench cores --task Redline-Velocity-Flat-Go1 --num_envs 1024 --iterations 6 --rounds 2``.
 """
@@ -33,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,50 +53,72 @@ FUSE_MODE = "default, fuse_decimation"
 """The mode ``--fuse_decimation`` adds: the default command with :data:`FUSE_DECIMATION`."""
 
 
-def raw_rollout_sps(task: str, num_envs: int, seconds: float = 5.0) -> dict[str, Any]:
-    """Env steps per second of ``mujoco.rollout`` alone on ``task``'s MuJoCo-C model with ``num_envs`` worlds.
+@dataclass
+class RawRollout:
+    """``mujoco.rollout`` of ``num_envs`` worlds of a task's MuJoCo-C model, ready to be timed again and again."""
 
-    Returns:
-        ``{"sps": env steps/s, "substeps": physics steps per env step, "threads": rollout threads}``.
-    """
-    # heavy: MuJoCo's bindings, only for the raw rollout
-    import mujoco
-    import numpy as np
-    import torch
-    from mujoco import rollout
+    model: Any
+    """The task's ``mujoco.MjModel`` (the one ``physics=mujoco_cpu`` compiles, contact sensors and all)."""
+    state: Any
+    """``(num_envs, nstate)`` float64: every world's start, the first env's state after one env step."""
+    control: Any
+    """``(num_envs, substeps, ncontrol)`` float64 zeros."""
+    control_spec: int
+    """The ``mjtState`` bits of :attr:`control`."""
+    substeps: int
+    """Physics steps per env step (decimation x substeps)."""
+    threads: int
+    """Rollout threads: one per usable core."""
 
-    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", ["physics=mujoco_cpu"])
-    env_cfg.scene.num_envs = 1
-    env_cfg.seed = 0
-    with isaaclab_env(task, env_cfg, "cpu") as env:
-        env.reset()
-        u = env.unwrapped
-        env.step(torch.zeros(u.num_envs, u.single_action_space.shape[0]))  # sensors are added on first use
-        solver = u.sim.physics_manager._solver
-        model, state0 = solver.world_models.template, solver.step_arrays.state[0].copy()
-        control_spec, ncontrol = solver.step_arrays.control_spec, solver.step_arrays.control.shape[-1]
-        substeps = int(getattr(env_cfg, "decimation", 1)) * int(getattr(env_cfg.sim.physics, "num_substeps", 1))
-    threads = usable_cores()
-    pool = rollout.Rollout(nthread=threads if threads > 1 else 0)
-    datas = [mujoco.MjData(model) for _ in range(threads)]
-    state = np.repeat(state0[None], num_envs, 0)
-    control = np.zeros((num_envs, substeps, ncontrol))
-    out = np.zeros((num_envs, substeps, state.shape[1]))
-    sensors = np.zeros((num_envs, substeps, model.nsensordata))
-    models = [model] * num_envs
+    @classmethod
+    def of_task(cls, task: str, num_envs: int) -> RawRollout:
+        """Build ``task`` once with one env (``physics=mujoco_cpu``) and take its compiled model and state."""
+        # heavy: the simulator, only for the raw rollout
+        import numpy as np
+        import torch
 
-    def step() -> None:
-        pool.rollout(models, datas, state, control, control_spec=control_spec, skip_checks=True, nstep=substeps,
-                     state=out, sensordata=sensors)  # fmt: skip
+        env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", ["physics=mujoco_cpu"])
+        env_cfg.scene.num_envs = 1
+        env_cfg.seed = 0
+        with isaaclab_env(task, env_cfg, "cpu") as env:
+            env.reset()
+            u = env.unwrapped
+            env.step(torch.zeros(u.num_envs, u.single_action_space.shape[0]))  # sensors are added on first use
+            solver = u.sim.physics_manager._solver
+            model, state0 = solver.world_models.template, solver.step_arrays.state[0].copy()
+            control_spec, ncontrol = solver.step_arrays.control_spec, solver.step_arrays.control.shape[-1]
+            substeps = int(getattr(env_cfg, "decimation", 1)) * int(getattr(env_cfg.sim.physics, "num_substeps", 1))
+        state = np.repeat(state0[None], num_envs, 0)
+        control = np.zeros((num_envs, substeps, ncontrol))
+        return cls(model, state, control, control_spec, substeps, usable_cores())
 
-    step()  # warm-up
-    count, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        step()
-        count += 1
-    elapsed = time.perf_counter() - start
-    pool.close()
-    return {"sps": count * num_envs / elapsed, "substeps": substeps, "threads": threads}
+    def sps(self, seconds: float = 5.0) -> float:
+        """Env steps per second over ``seconds`` of back-to-back rollouts (after one warm-up) [env steps/s]."""
+        # heavy: MuJoCo's bindings
+        import mujoco
+        import numpy as np
+        from mujoco import rollout
+
+        num_envs = self.state.shape[0]
+        pool = rollout.Rollout(nthread=self.threads if self.threads > 1 else 0)
+        datas = [mujoco.MjData(self.model) for _ in range(self.threads)]
+        out = np.zeros((num_envs, self.substeps, self.state.shape[1]))
+        sensors = np.zeros((num_envs, self.substeps, self.model.nsensordata))
+        models = [self.model] * num_envs
+
+        def step() -> None:
+            pool.rollout(models, datas, self.state, self.control, control_spec=self.control_spec, skip_checks=True,
+                         nstep=self.substeps, state=out, sensordata=sensors)  # fmt: skip
+
+        try:
+            step()  # warm-up
+            count, start = 0, time.perf_counter()
+            while time.perf_counter() - start < seconds:
+                step()
+                count += 1
+            return count * num_envs / (time.perf_counter() - start)
+        finally:
+            pool.close()
 
 
 def training_sps(task: str, num_envs: int, iterations: int, extra: list[str], log_root: Path) -> dict[str, Any]:
@@ -119,24 +144,46 @@ def rates(records: list[dict[str, Any]]) -> dict[str, float]:
     return {"sps": statistics.median(r["sps"] for r in records[1:]), "rollout_sps": statistics.median(rollout)}
 
 
+def of_raw(rates: list[float], raws: list[float]) -> float:
+    """The median over rounds of a mode's rate over the same round's raw rate: the share of raw, robust to the
+    machine's speed drifting between rounds (raw ``mujoco.rollout`` alone has read 18.5k-27.8k env-steps/s within
+    minutes on one 2-core VM)."""
+    if len(rates) != len(raws) or not rates:
+        raise ValueError(f"of_raw: one raw rate per round, got {len(raws)} for {len(rates)} rounds")
+    return statistics.median(r / w for r, w in zip(rates, raws, strict=True))
+
+
 def bench(task: str, num_envs: int, iterations: int, rounds: int, fuse: bool = False) -> dict[str, Any]:
     """The figures of the module docs for one task (``fuse``: also :data:`FUSE_MODE`, alternating with the
-    other modes)."""
-    raw = raw_rollout_sps(task, num_envs)
+    other modes); raw ``mujoco.rollout`` is timed again before every round, and each mode's share of raw is the
+    median of its rounds' shares (:func:`of_raw`)."""
+    raw = RawRollout.of_task(task, num_envs)
     modes = {**MODES, FUSE_MODE: [FUSE_DECIMATION]} if fuse else MODES
+    raws: list[float] = []
     runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
     with tempfile.TemporaryDirectory(prefix="redline-bench-cores-") as tmp:
         for r in range(rounds):
+            raws.append(raw.sps())
             order = list(modes) if r % 2 == 0 else list(reversed(modes))
             for mode in order:
                 runs[mode].append(training_sps(task, num_envs, iterations, modes[mode], Path(tmp) / f"{mode}-{r}"))
-    result: dict[str, Any] = {"task": task, "num_envs": num_envs, "iterations": iterations, "raw": raw}
+    result: dict[str, Any] = {
+        "task": task,
+        "num_envs": num_envs,
+        "iterations": iterations,
+        "raw": {"sps": statistics.median(raws), "rounds": raws, "substeps": raw.substeps, "threads": raw.threads},
+    }
     for mode, measured in runs.items():
-        sps = statistics.median(m["sps"] for m in measured)
-        rollout = statistics.median(m["rollout_sps"] for m in measured)
-        result[mode] = {"sps": sps, "rounds": [m["sps"] for m in measured], "world_size": measured[-1]["world_size"]}
-        result[mode]["of_raw"] = sps / raw["sps"]
-        result[mode].update(rollout_sps=rollout, rollout_of_raw=rollout / raw["sps"])
+        sps, rollout = [m["sps"] for m in measured], [m["rollout_sps"] for m in measured]
+        result[mode] = {
+            "sps": statistics.median(sps),
+            "rounds": sps,
+            "world_size": measured[-1]["world_size"],
+            "of_raw": of_raw(sps, raws),
+            "rollout_sps": statistics.median(rollout),
+            "rollout_rounds": rollout,
+            "rollout_of_raw": of_raw(rollout, raws),
+        }
     return result
 
 
@@ -165,8 +212,9 @@ def show(results: list[dict[str, Any]]) -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
         raw = r["raw"]
+        raw_rounds = ", ".join(f"{s:,.0f}" for s in raw["rounds"])
         print(f"| {r['task']} | {r['num_envs']} | raw mujoco.rollout ({raw['threads']} threads, {raw['substeps']} "
-              f"substeps) | 1 | {raw['sps']:,.0f} | 100 % | | | |")  # fmt: skip
+              f"substeps) | 1 | {raw['sps']:,.0f} | 100 % | {raw_rounds} | | |")  # fmt: skip
         for mode in (mode for mode in (*MODES, FUSE_MODE) if mode in r):
             m = r[mode]
             rounds = ", ".join(f"{s:,.0f}" for s in m["rounds"])
