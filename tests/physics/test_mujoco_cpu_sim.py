@@ -53,8 +53,8 @@ class StepParity:
     KEEP = 12
     """Steps whose worst world is kept for a closer look (the largest ``qvel`` differences)."""
 
-    def __init__(self, solver: object) -> None:
-        self.solver: Any = solver
+    def __init__(self, solver: Any) -> None:
+        self.solver = solver
         self.diffs: dict[str, list[float]] = {"qpos": [], "qvel": [], "wrench": [], "contact": []}
         """Per physics step, the largest difference over worlds."""
         self.worst: list[tuple[float, int, dict[str, np.ndarray], np.ndarray, np.ndarray]] = []
@@ -102,9 +102,10 @@ class StepParity:
 
         d, m = self.solver.mjw_data, self.solver.mjw_model
         n = int(d.nacon.numpy()[0])
-        force = wp.zeros(max(n, 1), dtype=wp.spatial_vector, device="cpu")
+        spatial: Any = wp.spatial_vector  # Warp's stubs type it as an overloaded function, not a dtype
+        force = wp.zeros(max(n, 1), dtype=spatial, device="cpu")
         if n:
-            ids = wp.array(np.arange(n, dtype=np.int32), dtype=int, device="cpu")
+            ids: Any = wp.array(np.arange(n, dtype=np.int32), dtype=int, device="cpu")
             mujoco_warp.contact_force(m, d, ids, True, force)
         on_geom2 = force.numpy()[:n, :3]  # MuJoCo's contact force: what geom1 exerts on geom2
         world = d.contact.worldid.numpy()[:n]
