@@ -42,9 +42,9 @@ def test_fuse_decimation_steps_an_env_step_in_one_c_call(capsys: pytest.CaptureF
     # from and a scatter to mjw_data apiece) by default, both in one call with fuse_decimation (a gather, the
     # scatter before the last step for its implicit drive's torque telemetry, and the scatter after it)
     argv = ["bench", "steps", "--task", "Redline-Cartpole", "--num_envs", "8", "--iterations", "1", "--device", "cpu"]
-    for flag, copies in (([], 4.0), (["--fuse_decimation"], 3.0)):
+    for flag, copies in (([], 4.0), (["--fuse_decimation"], 3.0)):  # bare: on
         assert main([*argv, *flag]) == 0
         out = capsys.readouterr().out
-        assert ("(fuse_decimation)" in out) == bool(flag), out
+        assert ("(fuse_decimation=on)" in out) == bool(flag), out
         calls = dict(re.findall(r"^\| ([^|*]+?) \| [\d.]+ \| [\d.]+% \| ([\d.]+) \|$", out, re.M))
         assert float(calls["C step"]) == 2.0 and float(calls["mjw <-> C copies"]) == copies, out

@@ -8,8 +8,8 @@ Three figures per task, all env steps per second over all envs, on the cores thi
 2. **one process**: ``redline train --nproc 1`` (one process, MuJoCo-C on every core, the rest of the step on one);
 3. **default**: ``redline train`` as a user types it (on the CPU it fills the cores by itself, see
    :mod:`redline.commands.process_group`);
-4. with ``--fuse_decimation``, **default, fuse_decimation**: the default command with ``fuse_decimation`` on
-   (:data:`FUSE_DECIMATION`).
+4. with ``--fuse_decimation on|off``, **default, fuse_decimation=on|off**: the default command with
+   ``fuse_decimation`` set so (:func:`fuse_mode`; the flat Go1 fuses by default, the other tasks do not).
 
 Each training mode also gives its **rollouts-only** rate: the same runs' env steps per second of their collection
 phase alone (``collect_s``: env stepping, policy inference, storage writes; the update, returns and logging left
@@ -39,18 +39,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from redline.bench.fuse import add_fuse_decimation_argument, fuse_overrides
 from redline.envs import registry
 from redline.envs.simulator import isaaclab_env
 from redline.errors import UserError
 from redline.host import usable_cores
 from redline.options import positive_int
-from redline.physics.mujoco_cpu_cfg import FUSE_DECIMATION
 
 MODES = {"one process": ["--nproc", "1"], "default": []}
 """Training modes: extra ``redline train`` arguments of each."""
 
-FUSE_MODE = "default, fuse_decimation"
-"""The mode ``--fuse_decimation`` adds: the default command with :data:`FUSE_DECIMATION`."""
+
+def fuse_mode(fuse: str | None) -> dict[str, list[str]]:
+    """The mode ``--fuse_decimation on|off`` adds (none without it): the default command with that override."""
+    return {f"default, fuse_decimation={fuse}": list(fuse_overrides(fuse))} if fuse is not None else {}
 
 
 @dataclass
@@ -153,12 +155,12 @@ def of_raw(rates: list[float], raws: list[float]) -> float:
     return statistics.median(r / w for r, w in zip(rates, raws, strict=True))
 
 
-def bench(task: str, num_envs: int, iterations: int, rounds: int, fuse: bool = False) -> dict[str, Any]:
-    """The figures of the module docs for one task (``fuse``: also :data:`FUSE_MODE`, alternating with the
+def bench(task: str, num_envs: int, iterations: int, rounds: int, fuse: str | None = None) -> dict[str, Any]:
+    """The figures of the module docs for one task (``fuse``: also :func:`fuse_mode`'s, alternating with the
     other modes); raw ``mujoco.rollout`` is timed again before every round, and each mode's share of raw is the
     median of its rounds' shares (:func:`of_raw`)."""
     raw = RawRollout.of_task(task, num_envs)
-    modes = {**MODES, FUSE_MODE: [FUSE_DECIMATION]} if fuse else MODES
+    modes = {**MODES, **fuse_mode(fuse)}
     raws: list[float] = []
     runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
     with tempfile.TemporaryDirectory(prefix="redline-bench-cores-") as tmp:
@@ -172,6 +174,7 @@ def bench(task: str, num_envs: int, iterations: int, rounds: int, fuse: bool = F
         "num_envs": num_envs,
         "iterations": iterations,
         "raw": {"sps": statistics.median(raws), "rounds": raws, "substeps": raw.substeps, "threads": raw.threads},
+        "modes": list(modes),
     }
     for mode, measured in runs.items():
         sps, rollout = [m["sps"] for m in measured], [m["rollout_sps"] for m in measured]
@@ -193,9 +196,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num_envs", type=positive_int, default=1024, help="envs in total (1024)")
     parser.add_argument("--iterations", type=positive_int, default=6, help="training iterations per run (6)")
     parser.add_argument("--rounds", type=positive_int, default=2, help="alternating rounds (2)")
-    parser.add_argument(
-        "--fuse_decimation", action="store_true", help=f"also the default command with {FUSE_DECIMATION}"
-    )
+    add_fuse_decimation_argument(parser, "also the default command")
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -215,7 +216,7 @@ def show(results: list[dict[str, Any]]) -> None:
         raw_rounds = ", ".join(f"{s:,.0f}" for s in raw["rounds"])
         print(f"| {r['task']} | {r['num_envs']} | raw mujoco.rollout ({raw['threads']} threads, {raw['substeps']} "
               f"substeps) | 1 | {raw['sps']:,.0f} | 100 % | {raw_rounds} | | |")  # fmt: skip
-        for mode in (mode for mode in (*MODES, FUSE_MODE) if mode in r):
+        for mode in r["modes"]:
             m = r[mode]
             rounds = ", ".join(f"{s:,.0f}" for s in m["rounds"])
             print(f"| {r['task']} | {r['num_envs']} | {mode} | {m['world_size']} | {m['sps']:,.0f} "

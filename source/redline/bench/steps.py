@@ -22,6 +22,7 @@ from typing import Any
 
 import warp
 
+from redline.bench.fuse import add_fuse_decimation_argument, fuse_overrides
 from redline.bench.phase_clock import PhaseClock
 from redline.envs.prepare import prepare_env, runner_cfg_dict
 from redline.envs.simulator import isaaclab_env
@@ -29,7 +30,6 @@ from redline.errors import UserError
 from redline.learning import PPOConfig
 from redline.learning.rollout import train_iteration
 from redline.options import RunOptions, positive_int
-from redline.physics.mujoco_cpu_cfg import FUSE_DECIMATION
 from redline.runners.redline_runner import RedlineRunner
 from redline.validation import PRECISIONS
 
@@ -138,12 +138,12 @@ def wrap_launches(clock: PhaseClock, warp: Any) -> None:
     warp.launch = timed_launch
 
 
-def bench(task: str, num_envs: int | None, iterations: int, precision: str, fuse: bool = False) -> dict[str, Any]:
+def bench(task: str, num_envs: int | None, iterations: int, precision: str, fuse: str | None = None) -> dict[str, Any]:
     """Train ``task`` for one warm-up and ``iterations`` timed iterations and attribute each env step's time
-    (``fuse``: with ``fuse_decimation``, :data:`~redline.physics.mujoco_cpu_cfg.FUSE_DECIMATION`)."""
+    (``fuse``: ``"on"`` / ``"off"`` sets ``fuse_decimation``, ``None`` keeps the task's own)."""
     if iterations <= 0:
         raise UserError(f"--iterations: must be a positive integer, got {iterations}")
-    overrides = (FUSE_DECIMATION,) if fuse else ()
+    overrides = fuse_overrides(fuse)
     prepared = prepare_env(RunOptions(task=task, num_envs=num_envs, device="cpu", overrides=overrides))
     # heavy: Isaac Lab, imported only once the simulator is needed
     from isaaclab_rl.rsl_rl import RslRlVecEnvWrapper
@@ -205,7 +205,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num_envs", type=positive_int, help="envs (default: the task's CPU default)")
     parser.add_argument("--iterations", type=positive_int, default=2, help="timed training iterations (2)")
     parser.add_argument("--precision", choices=PRECISIONS, default="auto", help="learner precision")
-    parser.add_argument("--fuse_decimation", action="store_true", help=f"with {FUSE_DECIMATION}")
+    add_fuse_decimation_argument(parser, "the step")
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -223,10 +223,11 @@ TOP_KERNELS = 12
 def show(results: list[dict[str, Any]]) -> None:
     """A markdown table per task: each phase's ms per env step, its share and its calls per env step."""
     for r in results:
+        fuse = "" if r["fuse_decimation"] is None else f" (fuse_decimation={r['fuse_decimation']})"
         print(
-            f"{r['task']}{' (fuse_decimation)' if r['fuse_decimation'] else ''}, {r['num_envs']} envs, "
-            f"{r['threads']} MuJoCo-C threads: {r['step_ms']:.2f} ms per training "
-            f"env step of all envs (mean of {r['steps']} env steps: {r['iterations']} iterations after a warm-up)"
+            f"{r['task']}{fuse}, {r['num_envs']} envs, {r['threads']} MuJoCo-C threads: {r['step_ms']:.2f} ms per "
+            f"training env step of all envs (mean of {r['steps']} env steps: {r['iterations']} iterations after a "
+            "warm-up)"
         )
         print("| phase | ms / env step | share | calls / env step |")
         print("|---|---|---|---|")
