@@ -71,6 +71,10 @@ class RawRollout:
     """Physics steps per env step (decimation x substeps)."""
     threads: int
     """Rollout threads: one per usable core."""
+    out: Any
+    """``(num_envs, substeps, nstate)`` float64: the rollouts' states (written, not read)."""
+    sensors: Any
+    """``(num_envs, substeps, nsensordata)`` float64: their sensor values (written, not read)."""
 
     @classmethod
     def of_task(cls, task: str, num_envs: int) -> RawRollout:
@@ -92,25 +96,24 @@ class RawRollout:
             substeps = int(getattr(env_cfg, "decimation", 1)) * int(getattr(env_cfg.sim.physics, "num_substeps", 1))
         state = np.repeat(state0[None], num_envs, 0)
         control = np.zeros((num_envs, substeps, ncontrol))
-        return cls(model, state, control, control_spec, substeps, usable_cores())
+        out = np.zeros((num_envs, substeps, state.shape[1]))
+        sensors = np.zeros((num_envs, substeps, model.nsensordata))
+        return cls(model, state, control, control_spec, substeps, usable_cores(), out, sensors)
 
     def sps(self, seconds: float = 5.0) -> float:
         """Env steps per second over ``seconds`` of back-to-back rollouts (after one warm-up) [env steps/s]."""
         # heavy: MuJoCo's bindings
         import mujoco
-        import numpy as np
         from mujoco import rollout
 
         num_envs = self.state.shape[0]
         pool = rollout.Rollout(nthread=self.threads if self.threads > 1 else 0)
         datas = [mujoco.MjData(self.model) for _ in range(self.threads)]
-        out = np.zeros((num_envs, self.substeps, self.state.shape[1]))
-        sensors = np.zeros((num_envs, self.substeps, self.model.nsensordata))
         models = [self.model] * num_envs
 
         def step() -> None:
             pool.rollout(models, datas, self.state, self.control, control_spec=self.control_spec, skip_checks=True,
-                         nstep=self.substeps, state=out, sensordata=sensors)  # fmt: skip
+                         nstep=self.substeps, state=self.out, sensordata=self.sensors)  # fmt: skip
 
         try:
             step()  # warm-up
