@@ -18,10 +18,6 @@ def fuse_decimation_override(on: bool) -> str:
     return f"env.sim.physics.solver_cfg.fuse_decimation={'true' if on else 'false'}"
 
 
-FUSE_DECIMATION = fuse_decimation_override(True)
-"""The override that turns :attr:`MuJoCoCPUSolverCfg.fuse_decimation` on."""
-
-
 @configclass
 class MuJoCoCPUSolverCfg(MJWarpSolverCfg):
     """MuJoCo's C engine, one ``MjData`` per env, stepped by ``mujoco.rollout`` on ``nthread`` threads.
