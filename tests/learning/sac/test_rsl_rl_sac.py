@@ -15,8 +15,11 @@ from redline.learning.sac.rsl_rl_sac import SAC as DropIn
 from tests.learning.sac.sac_support import ReachEnv, rsl_rl_train_cfg
 
 
-def test_the_stock_runner_trains_saves_loads_and_exports(tmp_path: Path) -> None:
-    runner = OnPolicyRunner(ReachEnv(8), rsl_rl_train_cfg(), log_dir=str(tmp_path), device="cpu")
+@pytest.mark.parametrize("average", [0.0, 0.5])
+def test_the_stock_runner_trains_saves_loads_and_exports(tmp_path: Path, average: float) -> None:
+    """Trains, saves, loads and exports the deployed policy (with ``policy_average``, the actor's running average)."""
+    cfg = rsl_rl_train_cfg(policy_average=average)
+    runner = OnPolicyRunner(ReachEnv(8), cfg, log_dir=str(tmp_path), device="cpu")
     assert isinstance(runner.alg, DropIn)
     before = runner.alg.learner.flat.flat_param.clone()
     runner.learn(3)
@@ -27,7 +30,7 @@ def test_the_stock_runner_trains_saves_loads_and_exports(tmp_path: Path) -> None
     assert checkpoint.is_file() and list(tmp_path.glob("events.out.tfevents.*"))
     # the stock play path: a fresh runner loads it and acts as the trained policy
     env = ReachEnv(8, env_id_offset=50)
-    again = OnPolicyRunner(env, rsl_rl_train_cfg(), log_dir=None, device="cpu")
+    again = OnPolicyRunner(env, rsl_rl_train_cfg(policy_average=average), log_dir=None, device="cpu")
     again.load(str(checkpoint))
     assert again.current_learning_iteration == 2
     obs = env.get_observations()
@@ -37,6 +40,7 @@ def test_the_stock_runner_trains_saves_loads_and_exports(tmp_path: Path) -> None
     runner.export_policy_to_onnx(str(tmp_path / "exported"))
     jit = torch.jit.load(str(tmp_path / "exported" / "policy.pt"))
     torch.testing.assert_close(jit(obs["policy"]), learner.act_inference(obs))
+    assert (runner.alg.get_policy() is learner.actor) == (average == 0.0)
 
 
 @pytest.mark.parametrize(

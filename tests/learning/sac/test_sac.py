@@ -91,12 +91,13 @@ def test_update_makes_no_cuda_sync() -> None:
     assert float(metrics["gradient_steps"]) > 0
 
 
-@pytest.mark.parametrize("variant", ["sac", "td3"])
-def test_checkpoint_round_trip_continues_bitwise(variant: str) -> None:
+@pytest.mark.parametrize(("variant", "average"), [("sac", 0.0), ("td3", 0.0), ("sac", 0.1)])
+def test_checkpoint_round_trip_continues_bitwise(variant: str, average: float) -> None:
     """Train 3 iterations, save (through torch.save), train 3 more; a fresh learner loaded from the save and the
-    restored env continue to the same weights, replay and metrics (TD3: its per-env noise from the saved seed)."""
+    restored env continue to the same weights, replay and metrics (TD3: its per-env noise from the saved seed; with
+    ``policy_average``: the deployed policy too)."""
     env = ReachEnv(8)
-    alg = SAC.from_env(env, tiny_cfg(variant=variant), seed=5)
+    alg = SAC.from_env(env, tiny_cfg(variant=variant, policy_average=average), seed=5)
     obs, _ = train(alg, env, 3)
     blob = io.BytesIO()
     torch.save(alg.state_dict(), blob)
@@ -105,13 +106,49 @@ def test_checkpoint_round_trip_continues_bitwise(variant: str) -> None:
 
     env2 = ReachEnv(8)
     env2.x, env2.t, env2.episode = (t.clone() for t in env_state)
-    other = SAC.from_env(env2, tiny_cfg(variant=variant), seed=99)  # everything must come from the checkpoint
+    other = SAC.from_env(env2, tiny_cfg(variant=variant, policy_average=average), seed=99)  # all from the checkpoint
     blob.seek(0)
     other.load_state_dict(torch.load(blob, weights_only=True))
     _, m_b = train(other, env2, 3, env2.get_observations())
     assert torch.equal(params(alg), params(other))
+    deployed = [alg.get_policy().state_dict(), other.get_policy().state_dict()]
+    assert all(torch.equal(v, deployed[1][k]) for k, v in deployed[0].items())
     assert (alg.replay.data == other.replay.data).all()
     assert {k: float(v) for k, v in m_a.items()} == {k: float(v) for k, v in m_b.items()}
+
+
+def test_the_deployed_policy_is_a_running_average_of_the_actor() -> None:
+    """policy_average=r: after each update with gradient steps the deployed policy's weights move r of the way to
+    the actor's (its normalisers are the actor's); play, export and act_inference use it; training is unchanged."""
+    rate = 0.25
+    runs = {}
+    for average in (0.0, rate):
+        env = ReachEnv(8)
+        alg = SAC.from_env(env, tiny_cfg(policy_average=average, learning_starts=4), seed=2)
+        expected = [p.detach().clone() for p in alg.actor.parameters()]
+        obs = env.get_observations()
+        for _ in range(4):  # the first iteration stores 2 steps per env: no gradient step, no average
+            obs, metrics = run_iteration(alg, env, obs)
+            if float(metrics["gradient_steps"]):
+                torch._foreach_lerp_(expected, [p.detach() for p in alg.actor.parameters()], rate)
+        runs[average] = (alg, expected, env)
+    plain, (alg, expected, env) = runs[0.0][0], runs[rate]
+    assert plain.get_policy() is plain.actor
+    assert torch.equal(params(alg), params(plain))  # the actor learns as without the average
+    policy = alg.get_policy()
+    assert policy is not alg.actor
+    assert all(torch.equal(p, e) for p, e in zip(policy.parameters(), expected, strict=True))
+    assert all(torch.equal(p, a) for p, a in zip(policy.buffers(), alg.actor.buffers(), strict=True))
+    assert not any(p.requires_grad for p in policy.parameters())
+    obs = env.get_observations()
+    deployed = alg.act_inference(obs)
+    torch.testing.assert_close(policy(obs), deployed)
+    assert not torch.equal(deployed, plain.act_inference(obs))
+    # a checkpoint's actor_state_dict is the deployed policy: play loads it alone
+    state = alg.state_dict()
+    play = SAC.from_env(ReachEnv(8), tiny_cfg(), seed=0)
+    play.load_state_dict({k: state[k] for k in ("actor_state_dict", "critic_state_dict")})
+    assert torch.equal(play.act_inference(obs), deployed)
 
 
 def test_a_ranks_own_state_round_trips_on_the_cpu() -> None:
@@ -146,9 +183,11 @@ def test_checkpoint_without_replay_is_smaller_and_starts_over() -> None:
     assert torch.equal(other.flat.flat_param, alg.flat.flat_param)
 
 
-def test_policy_exports_the_deterministic_squashed_mean() -> None:
+@pytest.mark.parametrize("average", [0.0, 0.5])
+def test_policy_exports_the_deterministic_squashed_mean(average: float) -> None:
     env = ReachEnv(4)
-    alg = SAC.from_env(env, tiny_cfg(actor=dataclasses.replace(tiny_cfg().actor, action_scale=2.0)), seed=0)
+    actor = dataclasses.replace(tiny_cfg().actor, action_scale=2.0)
+    alg = SAC.from_env(env, tiny_cfg(actor=actor, policy_average=average), seed=0)
     train(alg, env, 3)
     obs = env.get_observations()
     policy = alg.get_policy()

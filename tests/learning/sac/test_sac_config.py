@@ -19,6 +19,7 @@ from tests.learning.sac.sac_support import rsl_rl_train_cfg
         (lambda: SACConfig(tau=0.0), r"^tau: must be a finite number in \(0, 1\], got 0\.0$"),
         (lambda: SACConfig(gamma=1.5), r"^gamma: must be a finite number in \[0, 1\], got 1\.5$"),
         (lambda: SACConfig(max_grad_norm=0.0), r"^max_grad_norm: must be a finite number > 0, got 0\.0$"),
+        (lambda: SACConfig(policy_average=1.5), r"^policy_average: must be a finite number in \[0, 1\], got 1\.5$"),
         (lambda: SACConfig(precision="fp16"), r"^precision: unknown precision 'fp16' \(valid: auto, bf16, fp32\)$"),
         (
             lambda: SACConfig(exploration_scale=(2.0, 1.0)),

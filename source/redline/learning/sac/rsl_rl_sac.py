@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import torch
+from rsl_rl.models import MLPModel
 from rsl_rl.utils import resolve_obs_groups
 from tensordict import TensorDict
 
@@ -90,6 +91,19 @@ class SAC(DropIn):
         return dict(zip(metrics, values, strict=True))
 
     # what the runner reads ------------------------------------------------------------------------------------------
+
+    def get_policy(self) -> MLPModel:
+        """The deployed policy (the actor, or its running average: ``policy_average``): export, inference,
+        ``output_std``."""
+        return self.learner.get_policy()
+
+    def train_mode(self) -> None:
+        super().train_mode()
+        self.learner.policy.train()
+
+    def eval_mode(self) -> None:
+        super().eval_mode()
+        self.learner.policy.eval()
 
     @property
     def learning_rate(self) -> float:

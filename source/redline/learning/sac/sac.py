@@ -76,6 +76,15 @@ NEXT_ACTION_NOISE, ACTION_NOISE = 0, 1
 actor loss's action."""
 
 
+def standalone_copy[ModuleT: nn.Module](module: ModuleT) -> ModuleT:
+    """A deep copy of ``module`` whose parameters have storage of their own (not views of a :class:`FlatParams`
+    buffer) and no gradients."""
+    clone = copy.deepcopy(module)
+    for p in clone.parameters():
+        p.data, p.grad = p.data.clone(), None
+    return clone.requires_grad_(False)
+
+
 def request_final_observation(env: Any) -> None:
     """Ask a redline task for each step's true final observation (``extras["final_observation"]``, its
     ``final_observation`` config switch); other envs give none (SAC then bootstraps time-outs from the reset
@@ -242,6 +251,10 @@ class SAC(FromEnv):
         """Gradient steps skipped on a non-finite gradient this iteration."""
         self._actor_net = PrecisionNet(self.actor, self.precision)
         self._dist: TanhGaussian = self.actor.distribution  # type: ignore[assignment]
+        self.policy: MLPModel = self.actor if cfg.policy_average == 0 else standalone_copy(self.actor)
+        """The deployed policy (:meth:`get_policy`, :meth:`act_inference`, a checkpoint's ``actor_state_dict``): the
+        actor itself, or with ``policy_average`` > 0 a running average of its weights (:meth:`_average_policy`)."""
+        self._policy_net = self._actor_net if self.policy is self.actor else PrecisionNet(self.policy, self.precision)
         self._groups = tuple(dict.fromkeys(cfg.actor.obs_groups + cfg.critic.obs_groups))
         self.replay = ReplayBuffer(
             cfg.buffer_size_per_env,
@@ -312,11 +325,13 @@ class SAC(FromEnv):
     # Replicas
 
     def _synced_tensors(self) -> list[torch.Tensor]:
+        averaged = [*self.policy.parameters(), *self.policy.buffers()] if self.policy is not self.actor else []
         return [
             self.flat.flat_param,
             self._target_flat,
             *self.actor.buffers(),
             *[b for b in self.critic.buffers() if b is not self.critic.support],
+            *averaged,
         ]
 
     def sync_replicas(self) -> None:
@@ -343,8 +358,9 @@ class SAC(FromEnv):
         return self.log_alpha.detach().exp()
 
     def get_policy(self) -> MLPModel:
-        """The actor, an rsl_rl ``MLPModel``: ``forward`` gives ``action_scale * tanh(mean)``; exports as rsl_rl's."""
-        return self.actor
+        """The deployed policy (:attr:`policy`), an rsl_rl ``MLPModel``: ``forward`` gives ``action_scale *
+        tanh(mean)``; exports as rsl_rl's."""
+        return self.policy
 
     @torch.no_grad()
     def act(self, obs: TensorDict) -> torch.Tensor:
@@ -394,8 +410,8 @@ class SAC(FromEnv):
 
     @torch.no_grad()
     def act_inference(self, obs: TensorDict) -> torch.Tensor:
-        """Deterministic actions ``scale · tanh(μ)``, fp32 ``(N, A)``."""
-        return self._dist.deterministic_output(self._actor_net(obs.to(self.device)))
+        """The deployed policy's (:attr:`policy`) deterministic actions ``scale · tanh(μ)``, fp32 ``(N, A)``."""
+        return self._dist.deterministic_output(self._policy_net(obs.to(self.device)))
 
     @torch.no_grad()
     def process_env_step(
@@ -474,7 +490,10 @@ class SAC(FromEnv):
             self.gradient_steps += 1
         means = torch.cat((sums[:_CRITIC_METRICS] / max(steps, 1), sums[_CRITIC_METRICS:] / max(policy_steps, 1)))
         metrics = dict(zip(STEP_METRICS, means.unbind(), strict=True))
+        if steps and self.policy is not self.actor:
+            self._average_policy()
         self._dist.set_std(self._std.clone())
+        self.policy.distribution.set_std(self._dist.std)  # type: ignore[operator]  # the stock runner's output_std
         metrics.update(
             alpha=self.alpha,
             actor_grad_norm=self._grad_norms[0],
@@ -488,6 +507,15 @@ class SAC(FromEnv):
         self._reward_sum = torch.zeros((), device=self.device)
         self._new_steps = 0
         return metrics
+
+    @torch.no_grad()
+    def _average_policy(self) -> None:
+        """One step of the deployed policy's running average: its weights move ``policy_average`` of the way to the
+        actor's, its normalisers are the actor's (on the device, no host read)."""
+        # p <- p + rate (θ - p)
+        torch._foreach_lerp_(list(self.policy.parameters()), list(self.actor.parameters()), self.cfg.policy_average)
+        for mine, actors in zip(self.policy.buffers(), self.actor.buffers(), strict=True):
+            mine.copy_(actors)
 
     @torch.no_grad()
     def _update_obs_normalizers(self) -> None:

@@ -20,16 +20,18 @@ from redline.learning.sac.replay import philox_key
 
 
 def state_dict(sac: Any, replay_data: bool = True) -> dict[str, Any]:
-    """Everything to resume, rsl_rl's key names where they fit (``actor_state_dict``, ``critic_state_dict``,
-    ``optimizer_state_dict`` = ``{"actor", "critic"}``), the rest under ``"sac"``: target critic, log alpha and
-    its optimizer, the replay (unless ``save_replay`` or ``replay_data`` is False: a data-parallel checkpoint holds
-    every rank's in its parts), the noise generator and the step counters. Tensors are copies."""
+    """Everything to resume, rsl_rl's key names where they fit (``actor_state_dict``: the deployed policy, which
+    play and export load; ``critic_state_dict``, ``optimizer_state_dict`` = ``{"actor", "critic"}``), the rest
+    under ``"sac"``: the training actor where the deployed policy is its running average (``policy_average``),
+    target critic, log alpha and its optimizer, the replay (unless ``save_replay`` or ``replay_data`` is False: a
+    data-parallel checkpoint holds every rank's in its parts), the noise generator and the step counters. Tensors
+    are copies."""
 
     def copied(module: nn.Module) -> dict[str, torch.Tensor]:
         return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
     return {
-        "actor_state_dict": copied(sac.actor),
+        "actor_state_dict": copied(sac.policy),
         "critic_state_dict": copied(sac.critic),
         "optimizer_state_dict": {
             "actor": _optimizer_state(sac.actor_optimizer),
@@ -38,6 +40,7 @@ def state_dict(sac: Any, replay_data: bool = True) -> dict[str, Any]:
         "precision": sac.precision.mode,
         "algorithm": "sac",
         "sac": {
+            "actor": None if sac.policy is sac.actor else copied(sac.actor),
             "target_critic": copied(sac.target_qs),
             "log_alpha": sac.log_alpha.detach().clone(),
             "alpha_optimizer": _optimizer_state(sac.alpha_optimizer),
@@ -90,11 +93,16 @@ def load_rank_state_dict(sac: Any, state: Mapping[str, Any]) -> None:
 
 
 def load_state_dict(sac: Any, state: Mapping[str, Any], strict: bool = True) -> None:
-    """Restore :meth:`state_dict` (a checkpoint without the ``"sac"`` part loads the actor and critic only)."""
-    with torch.no_grad():
-        sac.actor.load_state_dict(state["actor_state_dict"], strict=strict)
-        sac.critic.load_state_dict(state["critic_state_dict"], strict=strict)
+    """Restore :meth:`state_dict` (a checkpoint without the ``"sac"`` part loads the actor and critic only). The
+    actor takes the saved training actor where there is one, else ``actor_state_dict``; a separate deployed policy
+    takes ``actor_state_dict``."""
     extra = state.get("sac")
+    trained = None if extra is None else extra.get("actor")
+    with torch.no_grad():
+        sac.actor.load_state_dict(state["actor_state_dict"] if trained is None else trained, strict=strict)
+        if sac.policy is not sac.actor:
+            sac.policy.load_state_dict(state["actor_state_dict"], strict=strict)
+        sac.critic.load_state_dict(state["critic_state_dict"], strict=strict)
     if extra is not None:
         optim = state["optimizer_state_dict"]
         for optimizer, saved in (

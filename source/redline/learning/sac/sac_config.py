@@ -113,6 +113,7 @@ SAC_RANGES: dict[str, validation.Range] = {
     ),
     "max_grad_norm": validation.Range(low=0.0, open_low=True, optional=True),
     "reward_norm_max_return": validation.POSITIVE,
+    "policy_average": validation.Range(low=0.0, high=1.0),
     **dict.fromkeys(("policy_noise", "noise_clip"), validation.Range(low=0.0)),
 }
 """The numeric :class:`SACConfig` fields and their ranges (:mod:`redline.validation`)."""
@@ -179,6 +180,13 @@ class SACConfig:
     env_action_noise: bool = True
     """Draw the exploration noise from the env's per-env streams where it has them (as PPO's: partition-invariant);
     False: from the learner's own generator."""
+    policy_average: float = 0.0
+    """Rate of the deployed policy's running average of the actor's weights, per iteration (``update()`` call):
+    ``policy <- policy + rate * (actor - policy)`` after each update that ran gradient steps (Polyak averaging; the
+    normalisers are the actor's own). The deployed policy is what ``redline play``, export, ``act_inference`` and a
+    checkpoint's ``actor_state_dict`` hold; the actor keeps exploring and learning as before. 0: the deployed policy
+    is the actor itself. Averaging damps the swings of off-policy actors between checkpoints (the G1's stand rate
+    moved by up to 30 points from one checkpoint to the next; docs/offpolicy.md, session 30)."""
     save_replay: bool = True
     """Checkpoints hold the replay buffer (exact resume); False leaves it out (smaller files, the buffer refills)."""
     variant: str = "sac"
