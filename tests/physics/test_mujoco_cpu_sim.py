@@ -12,6 +12,7 @@ import torch
 
 from redline.envs import registry
 from redline.envs.simulator import isaaclab_env
+from redline.physics import launch_cache
 
 pytestmark = pytest.mark.sim
 
@@ -31,6 +32,8 @@ class Trajectory:
     """The drives' applied torque as the env step's rewards read it (``data.applied_torque``) [N m]."""
     step_parity: StepParity | None = None
     """The per-physics-step comparison with MuJoCo-Warp, when asked for."""
+    launch_hits: int = 0
+    """Warp launches replayed from their records (:mod:`redline.physics.launch_cache`) during the steps."""
 
 
 def _wave(t: int, global_ids: torch.Tensor, num_actions: int) -> torch.Tensor:
@@ -135,16 +138,22 @@ def _run(
     parity: bool = False,
     fuse: bool = False,
     fuse_steps: bool = True,
+    cache_launches: bool = True,
 ) -> Trajectory:
     """``steps`` env steps of ``task`` from seed 7 (``per_env`` seeding: the same start states for any physics);
-    ``fuse``: with ``fuse_decimation``, its physics steps in one call each (``fuse_steps``) or one call apiece."""
-    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", [f"physics={physics}", *_fused(fuse, physics)])
+    ``fuse``: with ``fuse_decimation``, its physics steps in one call each (``fuse_steps``) or one call apiece;
+    ``cache_launches``: on ``mujoco_cpu``, Warp's repeated launches replayed (its default) or all launched plainly."""
+    overrides = [f"physics={physics}", *_fused(fuse, physics)]
+    if physics == "mujoco_cpu":
+        overrides.append(f"env.sim.physics.solver_cfg.cache_launches={str(cache_launches).lower()}")
+    env_cfg, _ = registry.load_cfgs(task, "rsl_rl_cfg_entry_point", overrides)
     env_cfg.scene.num_envs = num_envs
     env_cfg.seed = 7
     env_cfg.seeding.strategy = "per_env"
     if nthread is not None:
         env_cfg.sim.physics.solver_cfg.nthread = nthread
-    out: dict[str, list[torch.Tensor]] = {f: [] for f in Trajectory.__dataclass_fields__ if f != "step_parity"}
+    scalars = ("step_parity", "launch_hits")
+    out: dict[str, list[torch.Tensor]] = {f: [] for f in Trajectory.__dataclass_fields__ if f not in scalars}
     with isaaclab_env(task, env_cfg, "cpu") as env:
         u = env.unwrapped
         solver = type(u.sim.physics_manager._solver).__name__
@@ -174,8 +183,9 @@ def _run(
             out["wrench"].append(wrench.clone())
         per_step = 1 if fuse and fuse_steps else u.cfg.decimation  # C calls per env step, each of num_substeps
         assert calls.count == steps * per_step * u.sim.physics_manager._num_substeps
-    stacked: dict[str, Any] = {f: torch.stack(v) for f, v in out.items() if f != "step_parity"}
-    return Trajectory(**stacked, step_parity=check)
+        hits = sum(records.hits for records in launch_cache.CACHE.kernels.values())
+    stacked: dict[str, Any] = {f: torch.stack(v) for f, v in out.items()}
+    return Trajectory(**stacked, step_parity=check, launch_hits=hits)
 
 
 def _fused(fuse: bool, physics: str) -> list[str]:
@@ -338,6 +348,17 @@ def test_fused_decimation_is_the_same_physics_in_one_call(task: str, steps: int)
         assert torch.equal(fused.terminated, other.terminated)
     assert _max_diff(fused.joint_pos[0], loop.joint_pos[0]) < 1e-6  # one env step: float32 rounding
     assert _max_diff(fused.reward, loop.reward) < 1e-4
+
+
+@pytest.mark.parametrize(("task", "steps"), [("Redline-Cartpole", 30), ("Redline-Velocity-Flat-Go1", 20)])
+def test_replayed_launches_are_bitwise_the_plain_ones(task: str, steps: int) -> None:
+    # the launch cache replays Newton's and Isaac Lab's repeated Warp launches from their packed arguments: the same
+    # compiled kernels on the same bytes, so every state, torque, reward and termination is the same bits
+    replayed = _run(task, "mujoco_cpu", 4, steps, nthread=1)
+    plain = _run(task, "mujoco_cpu", 4, steps, nthread=1, cache_launches=False)
+    assert replayed.launch_hits > steps and plain.launch_hits == 0
+    for name in ("joint_pos", "joint_vel", "applied_torque", "reward", "terminated", "truncated"):
+        assert torch.equal(getattr(replayed, name), getattr(plain, name)), name
 
 
 def test_bad_device_and_thread_counts_are_user_errors() -> None:

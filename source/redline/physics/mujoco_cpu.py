@@ -44,7 +44,7 @@ from newton.solvers import SolverMuJoCo
 
 from redline.errors import UserError
 from redline.host import cores_per_process
-from redline.physics import worlds
+from redline.physics import launch_cache, worlds
 from redline.physics.mujoco_cpu_io import StepArrays
 from redline.physics.mujoco_cpu_models import WorldModels, hfield_geoms, place_hfields, recompiled, without_midphase
 from redline.physics.mujoco_cpu_sensors import AddedSensors
@@ -376,7 +376,8 @@ class SolverMuJoCoCPU(SolverMuJoCo):
         self.added_sensors.fill_contacts(contacts)
 
     def close(self) -> None:
-        """Stop the rollout thread pool."""
+        """Stop the rollout thread pool; drop the recorded Warp launches (they hold this solver's arrays)."""
+        launch_cache.clear()
         if self._pool is not None:
             self._pool.close()
             self._pool = None
@@ -443,6 +444,10 @@ class NewtonMuJoCoCPUManager(NewtonMJWarpManager):
     @classmethod
     def _create_solver(cls, model: Model, solver_cfg: Any) -> SolverMuJoCo:
         check_device(str(PhysicsManager._device or model.device))
+        if getattr(solver_cfg, "cache_launches", False):
+            launch_cache.install()
+        else:
+            launch_cache.uninstall()
         kwargs = cls._filter_solver_kwargs(SolverMuJoCo, solver_cfg)
         kwargs.pop("ls_parallel", None)
         return SolverMuJoCoCPU(model, nthread=solver_cfg.nthread, **kwargs)

@@ -33,6 +33,11 @@ class MuJoCoCPUSolverCfg(MJWarpSolverCfg):
     """Threads stepping the envs; None: this process's share of the cores it may use (its CPU affinity divided by
     the processes of a torchrun job on the node, :func:`redline.host.cores_per_process`)."""
 
+    cache_launches: bool = True
+    """Replay Warp's CPU kernel launches from their packed arguments when they repeat exactly (the same kernel,
+    arrays and scalar bits), skipping ``wp.launch``'s Python argument packing: the same kernels on the same bytes,
+    bitwise the same results (:mod:`redline.physics.launch_cache`). False: every launch through ``wp.launch``."""
+
     fuse_decimation: bool = False
     """Run an env step's ``decimation`` physics steps in one batched C call, the way Isaac Lab runs them when its
     physics owns the decimation loop (Newton with native actuators): actions and actuator targets are written once
