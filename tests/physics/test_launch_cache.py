@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+import torch
 import warp as wp
 
 from redline.physics import launch_cache
@@ -27,6 +28,15 @@ class _Gain:
 def _scaled(g: _Gain, x: wp.array(dtype=float), y: wp.array(dtype=float)):
     i = wp.tid()
     y[i] = g.a * x[i]
+
+
+@wp.kernel
+def _copy_or_fill(x: wp.array(dtype=float), source: wp.array(dtype=float), y: wp.array(dtype=float)):
+    i = wp.tid()
+    if source:
+        y[i] = source[i]
+    else:
+        y[i] = x[i] + 1.0
 
 
 @pytest.fixture(autouse=True)
@@ -53,6 +63,23 @@ def test_a_repeated_launch_is_replayed_with_warps_own_results() -> None:
     cached_launch(_axpy, x.shape[0], inputs=[2.0, x, wp.vec2(0.5, 0.0)], outputs=[y_cached], device="cpu")
     assert records.hits == 3
     np.testing.assert_array_equal(y_cached.numpy(), np.full(x.shape[0], 2.0 * 7.0 + 0.5 + 0.5, dtype=np.float32))
+
+
+def test_torch_tensors_and_null_arrays_are_keyed_by_what_is_packed() -> None:
+    x, _, _ = _arrays(4)
+    out = torch.zeros(4)
+    for _ in range(2):  # a torch tensor at the same address, a null array: the same launch again
+        cached_launch(_copy_or_fill, 4, inputs=[x, None], outputs=[out], device="cpu")
+    np.testing.assert_array_equal(out.numpy(), x.numpy() + 1.0)
+    other = torch.full((4,), 9.0)
+    cached_launch(_copy_or_fill, 4, inputs=[x, other], outputs=[out], device="cpu")  # a source now: new bytes
+    assert torch.equal(out, other)
+    wide = torch.zeros(8)
+    cached_launch(_copy_or_fill, 4, inputs=[x, None], outputs=[wide[::2]], device="cpu")  # a strided view
+    np.testing.assert_array_equal(wide.numpy()[::2], x.numpy() + 1.0)
+    assert not wide[1::2].any()
+    records = CACHE.kernels[_copy_or_fill]
+    assert (records.hits, records.misses) == (1, 3)
 
 
 def test_new_arrays_every_launch_stop_being_recorded() -> None:

@@ -5,12 +5,13 @@ packing it into its ctypes form, before the compiled kernel runs. A Go1 env step
 Newton's and Isaac Lab's kernels, mostly with the same arrays every step: ~2.0 ms of Python beside ~4.6 ms in the
 kernels (session 30, docs/performance.md). Warp's own answer is the recorded launch (``wp.launch(...,
 record_cmd=True)`` gives a :class:`warp.Launch`, replayed by ``Launch.launch()``): :func:`cached_launch` keeps one per
-(kernel, dims, device, arguments) and replays it when a launch repeats exactly — the same array objects (the
-recorded launch holds them, so their ids cannot be reused while it is kept) at the same addresses, and scalars of
-the same type and bits. A replay runs the same compiled kernel on the same packed bytes, so its results are Warp's
-own, bit for bit. Anything else takes ``wp.launch`` unchanged: CUDA devices, streams, adjoint launches, an active
-tape, arguments of other types (structs, Isaac Lab's proxy arrays, arrays with gradients), and any kernel whose
-launches keep changing (:data:`MAX_MISSES` misses and no hit: its records are dropped and it is not tried again).
+(kernel, dims, device, arguments) and replays it when a launch repeats exactly — arrays (Warp's, torch tensors,
+Isaac Lab's proxy arrays) at the same addresses with the same shapes, strides and dtypes, scalars of the same type
+and bits — which is everything an argument's packed bytes depend on. A replay runs the same compiled kernel on the
+same packed bytes, so its results are Warp's own, bit for bit. Anything else takes ``wp.launch`` unchanged: CUDA
+devices, streams, adjoint launches, an active tape, arguments of other types (structs, arrays with gradients), and
+any kernel whose launches keep changing (:data:`MAX_MISSES` misses and no hit: its records are dropped and it is
+not tried again).
 
 :func:`install` puts :func:`cached_launch` in ``warp.launch`` (the name Newton's and Isaac Lab's call sites look up);
 :func:`uninstall` restores Warp's; :func:`clear` drops every record (a closed solver's arrays are not kept alive).
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 import warp
 
 PLAIN_LAUNCH = warp.launch
@@ -95,21 +97,32 @@ def _dim_key(dim: Any) -> Hashable:
 
 
 def _arg_key(a: Any) -> Hashable:
-    """What makes two launches' argument the same packed bytes: an array's identity and address (the record holds
-    the array, so the id stays its own), a scalar's type and bits (-0.0 is not 0.0); else :class:`_Uncacheable`."""
+    """What decides an argument's packed bytes: an array's address, shape, strides and dtype (a Warp array, a torch
+    tensor or anything with NumPy's array interface, e.g. Isaac Lab's ``ProxyArray``), a scalar's type and bits
+    (-0.0 is not 0.0), None (a null array); anything else (structs, arrays with gradients) is
+    :class:`_Uncacheable`."""
     kind = type(a)
     if kind is warp.array:
         if a.requires_grad:
             raise _Uncacheable
-        return id(a), a.ptr
+        return a.ptr, a.shape, a.strides, a.dtype
+    if a is None:
+        return None
     if kind is float:
         return a.hex()
-    if kind is int or kind is bool:
-        return kind, a
+    if isinstance(a, int):  # bool, and the IntEnum / IntFlag constants Newton passes
+        return kind, int(a)
+    if isinstance(a, torch.Tensor):
+        if a.requires_grad:
+            raise _Uncacheable
+        return a.data_ptr(), tuple(a.shape), a.stride(), a.dtype
     if isinstance(a, np.generic):  # numpy scalars (bytes(a) of an integer would be that many zero bytes)
         return kind, a.tobytes()
     if isinstance(a, ctypes.Array):  # Warp's vectors, matrices, quaternions, transforms
         return kind, bytes(memoryview(a))
+    interface = getattr(a, "__array_interface__", None)
+    if isinstance(interface, dict):
+        return interface["data"][0], interface["shape"], interface.get("strides"), interface["typestr"]
     raise _Uncacheable
 
 
