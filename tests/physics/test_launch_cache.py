@@ -10,7 +10,7 @@ import torch
 import warp as wp
 
 from redline.physics import launch_cache
-from redline.physics.launch_cache import CACHE, MAX_MISSES, cached_launch
+from redline.physics.launch_cache import CACHE, MAX_MISSES, PLAIN_LAUNCH, cached_launch
 
 
 @wp.kernel
@@ -41,8 +41,11 @@ def _copy_or_fill(x: wp.array(dtype=float), source: wp.array(dtype=float), y: wp
 
 @pytest.fixture(autouse=True)
 def _fresh() -> Iterator[None]:
+    """Empty records; ``warp.launch`` as it was (an env built earlier in the session may have installed the cache)."""
+    before = wp.launch
     CACHE.clear()
     yield
+    wp.launch = before
     CACHE.clear()
 
 
@@ -55,7 +58,7 @@ def test_a_repeated_launch_is_replayed_with_warps_own_results() -> None:
     x, y_cached, y_plain = _arrays()
     for a in (2.0, 2.0, 3.0, -0.0, 0.0, 2.0):  # 1 / -0.0 and 1 / 0.0 differ: -0.0 is its own key
         cached_launch(_axpy, x.shape[0], inputs=[a, x, wp.vec2(0.5, 0.0)], outputs=[y_cached], device="cpu")
-        wp.launch(_axpy, x.shape[0], inputs=[a, x, wp.vec2(0.5, 0.0)], outputs=[y_plain], device="cpu")
+        PLAIN_LAUNCH(_axpy, x.shape[0], inputs=[a, x, wp.vec2(0.5, 0.0)], outputs=[y_plain], device="cpu")
         np.testing.assert_array_equal(y_cached.numpy(), y_plain.numpy())
     records = CACHE.kernels[_axpy]
     assert (records.hits, records.misses, len(records.launches)) == (2, 4, 4)  # 2.0 twice again; 3.0, -0.0, 0.0 new
@@ -104,14 +107,11 @@ def test_what_the_cache_cannot_key_goes_to_warp_unchanged() -> None:
 
 
 def test_install_routes_warp_launch_and_uninstall_restores_it() -> None:
-    plain = wp.launch
-    try:
-        launch_cache.install()
-        assert wp.launch is cached_launch
-        x, y, _ = _arrays()
-        for _ in range(2):
-            wp.launch(_axpy, x.shape[0], inputs=[2.0, x, wp.vec2(0.0, 0.0)], outputs=[y], device="cpu")
-        assert CACHE.kernels[_axpy].hits == 1
-    finally:
-        launch_cache.uninstall()
-    assert wp.launch is plain and not CACHE.kernels
+    launch_cache.install()
+    assert wp.launch is cached_launch
+    x, y, _ = _arrays()
+    for _ in range(2):
+        wp.launch(_axpy, x.shape[0], inputs=[2.0, x, wp.vec2(0.0, 0.0)], outputs=[y], device="cpu")
+    assert CACHE.kernels[_axpy].hits == 1
+    launch_cache.uninstall()
+    assert wp.launch is PLAIN_LAUNCH and not CACHE.kernels
