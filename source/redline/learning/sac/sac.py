@@ -490,10 +490,11 @@ class SAC(FromEnv):
             self.gradient_steps += 1
         means = torch.cat((sums[:_CRITIC_METRICS] / max(steps, 1), sums[_CRITIC_METRICS:] / max(policy_steps, 1)))
         metrics = dict(zip(STEP_METRICS, means.unbind(), strict=True))
-        if steps and self.policy is not self.actor:
-            self._average_policy()
         self._dist.set_std(self._std.clone())
-        self.policy.distribution.set_std(self._dist.std)  # type: ignore[operator]  # the stock runner's output_std
+        if self.policy is not self.actor:
+            if steps:
+                self._average_policy()
+            self.policy.distribution.set_std(self._dist.std)  # type: ignore[operator]  # the stock runner's output_std
         metrics.update(
             alpha=self.alpha,
             actor_grad_norm=self._grad_norms[0],
