@@ -70,9 +70,8 @@ def test_two_ranks_match_one_process_and_resume_on_one(tmp_path: Path) -> None:
 
     Why fixed: on a 2-core Intel Xeon (AMX-BF16), 2026-12-08, the KL-adaptive default drifted 2.4e-4 (of 0.97) by
     iteration 2, where it had raised the rate to its 0.01 bound, after 3e-8 at iterations 0-1; with ``schedule=fixed``
-    (1e-3 throughout) 6e-8. The two runs' per-minibatch KLs agreed to ~1e-6 and their rate decisions matched where
-    inspected; the amplification at the larger rate is not yet isolated (docs/seeding.md). On the AMD EPYCs the
-    adaptive default had stayed within 1e-5."""
+    (1e-3 throughout) 6e-8, and a fixed 0.01 drifts 4.2e-4: the larger rate amplifies fp32 rounding of the summed
+    gradients, not a different decision (docs/seeding.md). On the AMD EPYCs the adaptive default stayed within 1e-5."""
     common = [*TRAIN, "--max_iterations", "3", "--seeding", "per_env", "--precision", "fp32", "--num_envs", "512"]
     common += ["agent.algorithm.schedule=fixed"]
     automatic = {k: v for k, v in os.environ.items() if k != "REDLINE_NPROC"}  # the default: fill the cores
